@@ -1,0 +1,1 @@
+"""elastman: an elasticity manager for Cassandra clusters on OpenStack."""

@@ -1,0 +1,28 @@
+"""[api] options of elastman-api."""
+from oslo_config import cfg
+
+api_group = cfg.OptGroup('api', title='REST API options',
+                         help='Options of the elastman-api service.')
+
+api_opts = [
+    cfg.HostAddressOpt('bind_host', default='127.0.0.1',
+                       help='Address the API listens on.'),
+    cfg.PortOpt('bind_port', default=9870,
+                help='Port the API listens on.'),
+    cfg.StrOpt('auth_strategy', default='keystone',
+               choices=[('keystone', 'Validate tokens with keystonemiddleware'),
+                        ('noauth', 'No authentication: every request is an '
+                                   'admin of project "admin" (embedded use)')],
+               help='How API requests are authenticated.'),
+    cfg.IntOpt('max_limit', default=1000, min=1,
+               help='Largest number of items one list request returns.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(api_group)
+    conf.register_opts(api_opts, group=api_group)
+
+
+def list_opts():
+    return [(api_group, api_opts)]

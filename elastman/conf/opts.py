@@ -1,0 +1,38 @@
+"""Option discovery for oslo-config-generator.
+
+Every module of this package that defines ``list_opts`` is collected, so adding
+an option group is adding a module: nothing here needs to change.
+"""
+import collections
+import importlib
+import pkgutil
+
+from oslo_config import cfg
+
+import elastman.conf
+
+_SKIP = frozenset({'opts'})
+
+
+def _option_modules():
+    for info in pkgutil.iter_modules(elastman.conf.__path__):
+        if info.name in _SKIP:
+            continue
+        module = importlib.import_module('elastman.conf.' + info.name)
+        if hasattr(module, 'list_opts'):
+            yield module
+
+
+def list_opts():
+    """Return [(group, [opts])] for every elastman option group."""
+    grouped = collections.defaultdict(list)
+    for module in _option_modules():
+        for group, opts in module.list_opts():
+            key = group.name if isinstance(group, cfg.OptGroup) else group
+            grouped[key].extend(opts)
+    return [(key, sorted(opts, key=lambda o: o.name))
+            for key, opts in sorted(grouped.items(), key=lambda kv: (kv[0] != 'DEFAULT', kv[0]))]
+
+
+def set_defaults(conf=None):
+    """Hook for oslo.config.opts.defaults: elastman changes no library default."""

@@ -1,0 +1,28 @@
+"""[rpc] options: how elastman workers find each other on the bus.
+
+The transport itself is oslo.messaging's ``[DEFAULT] transport_url``.
+"""
+from oslo_config import cfg
+
+rpc_group = cfg.OptGroup('rpc', title='Message bus options',
+                         help='Topics and timeouts of elastman RPC.')
+
+rpc_opts = [
+    cfg.StrOpt('topic_prefix', default='elastman',
+               help='Prefix of every elastman RPC topic; each worker listens '
+                    'on <prefix>-<worker>.'),
+    cfg.StrOpt('sample_topic', default='elastman_samples',
+               help='Notification topic on which the monitor publishes '
+                    'workload samples and the trainer publishes models.'),
+    cfg.IntOpt('call_timeout', default=30, min=1,
+               help='Seconds an RPC call waits for its reply.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(rpc_group)
+    conf.register_opts(rpc_opts, group=rpc_group)
+
+
+def list_opts():
+    return [(rpc_group, rpc_opts)]

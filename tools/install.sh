@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Install everything elastman needs on a fresh Debian/Ubuntu machine. Idempotent.
+#
+#   tools/install.sh              python venv (.venv) + Cassandra jars
+#   tools/install.sh --rabbitmq   ... and RabbitMQ from the distribution
+#
+# Environment:
+#   ELASTMAN_VENV   virtualenv to create/use          (default: <repo>/.venv)
+#   ELASTMAN_CACHE  where pinned Cassandra jars live  (default: ~/.cache/elastman)
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${ELASTMAN_VENV:-$REPO/.venv}
+CACHE=${ELASTMAN_CACHE:-$HOME/.cache/elastman}
+WITH_RABBITMQ=0
+for arg in "$@"; do
+    case $arg in
+        --rabbitmq) WITH_RABBITMQ=1 ;;
+        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
+    esac
+done
+
+log() { echo "[install] $*"; }
+
+APT_UPDATED=0
+apt_install() {
+    if ! command -v apt-get >/dev/null; then
+        echo "install.sh: need the packages '$*' and no apt-get to install them" >&2
+        exit 1
+    fi
+    if [ "$APT_UPDATED" = 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get -qq update
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends "$@" >/dev/null
+}
+
+# --- system packages -------------------------------------------------------
+java_major() { java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1; }
+if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ]; then
+    log "installing a JDK 17"
+    apt_install openjdk-17-jdk-headless
+fi
+command -v mvn >/dev/null || { log "installing maven"; apt_install maven; }
+python3 -c 'import venv, ensurepip' 2>/dev/null || { log "installing python3-venv"; apt_install python3-venv; }
+if [ "$WITH_RABBITMQ" = 1 ] && ! command -v rabbitmq-server >/dev/null; then
+    log "installing rabbitmq-server"
+    apt_install rabbitmq-server
+fi
+
+# --- python ----------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+    log "creating virtualenv $VENV"
+    python3 -m venv "$VENV"
+fi
+STAMP=$VENV/.elastman-installed
+REQ_HASH=$(cat "$REPO/requirements.txt" "$REPO/test-requirements.txt" "$REPO/upper-constraints.txt" \
+           "$REPO/setup.cfg" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ]; then
+    log "installing python requirements into $VENV"
+    "$VENV/bin/pip" install -q --upgrade pip
+    "$VENV/bin/pip" install -q -c "$REPO/upper-constraints.txt" \
+        -r "$REPO/requirements.txt" -r "$REPO/test-requirements.txt"
+    "$VENV/bin/pip" install -q --no-deps -e "$REPO"
+    echo "$REQ_HASH" > "$STAMP"
+else
+    log "python requirements up to date"
+fi
+
+# --- Cassandra jars (pinned in tools/cassandra/pom.xml) --------------------
+CASSANDRA_VERSION=$(sed -n 's:.*<cassandra.version>\(.*\)</cassandra.version>.*:\1:p' "$REPO/tools/cassandra/pom.xml")
+LIB=$CACHE/cassandra-$CASSANDRA_VERSION/lib
+if [ ! -f "$LIB/.complete" ]; then
+    log "fetching Cassandra $CASSANDRA_VERSION jars into $LIB"
+    rm -rf "$LIB"
+    mkdir -p "$LIB"
+    mvn -q -B -f "$REPO/tools/cassandra/pom.xml" dependency:copy-dependencies \
+        -DoutputDirectory="$LIB" -DincludeScope=runtime
+    ls "$LIB"/cassandra-all-*.jar >/dev/null
+    touch "$LIB/.complete"
+else
+    log "Cassandra $CASSANDRA_VERSION jars present in $LIB"
+fi
+log "done"
