@@ -6,9 +6,87 @@ hostagent_group = cfg.OptGroup('hostagent', title='Compute host agent',
                                     'latency-critical VMs.')
 
 hostagent_opts = [
+    # controller timing (BALM, seed 001)
     cfg.FloatOpt('poll_interval', default=0.02, min=0.001,
                  help='Seconds between two polls of the bandwidth '
                       'controller (20 ms in BALM).'),
+    cfg.FloatOpt('window', default=3.0, min=0.02,
+                 help='Seconds of latency samples over which the SLO colour '
+                      'is evaluated (3 s in BALM). Samples older than the '
+                      'last reconfiguration are dropped, so that a step is '
+                      'judged by what happened after it.'),
+    cfg.FloatOpt('window_percentile', default=95.0, min=1, max=100,
+                 help='Percentile of the per-poll latency samples in the '
+                      'window compared with the SLO.'),
+    cfg.FloatOpt('settle_time', default=0.1, min=0.0,
+                 help='Seconds to wait after an MBA step or a page batch '
+                      'before judging its effect.'),
+    cfg.IntOpt('min_samples', default=3, min=1,
+               help='Samples needed in the window before a colour is '
+                    'trusted.'),
+    cfg.FloatOpt('yellow_threshold', default=0.05, min=0.0, max=1.0,
+                 help='Yellow when the latency is within this fraction '
+                      'below the SLO (5% in BALM).'),
+    cfg.FloatOpt('green_threshold', default=0.20, min=0.0, max=1.0,
+                 help='Green when the latency is at least this fraction '
+                      'below the SLO (20% in BALM); grey in between.'),
+    cfg.FloatOpt('default_slo_ms', default=35.0, min=0.001,
+                 help='SLO (p99 read latency, ms) of a latency-critical VM '
+                      'whose flavour does not set elastman:slo_ms.'),
+    # actuation
+    cfg.IntOpt('mba_min', default=10, min=1, max=100,
+               help='Most restrictive MBA level (percent) of phase 1; '
+                    'raised to the hardware minimum when resctrl reports '
+                    'a higher one.'),
+    cfg.IntOpt('mba_step', default=10, min=1, max=100,
+               help='MBA increment of one hill-climbing step (percent); '
+                    'rounded up to the hardware granularity.'),
+    cfg.IntOpt('max_retries', default=3, min=0,
+               help='Rounds that end red before the controller escalates '
+                    '(MAXRETRIES in BALM).'),
+    cfg.IntOpt('migration_batch_mb', default=256, min=1,
+               help='MiB of guest memory moved by one page-migration batch; '
+                    'the colour is checked between batches.'),
+    cfg.FloatOpt('reclaim_holdoff', default=10.0, min=0.0,
+                 help='Seconds of uninterrupted green before pages of a '
+                      'best-effort VM are moved back towards its BWAP '
+                      'weights, or MBA is raised again.'),
+    cfg.FloatOpt('escalation_interval', default=30.0, min=0.0,
+                 help='Minimum seconds between two escalations to the '
+                      'actuator for the same host.'),
+    cfg.StrOpt('probe', default='bus', choices=['bus', 'local', 'none'],
+               help='Where latency samples come from: the monitor\'s samples '
+                    'on the bus, a local probe, or none (controller idle).'),
+    cfg.StrOpt('local_probe_command', default=None,
+               help='For probe=local: command run per latency-critical VM '
+                    'with {uuid} and {name} substituted; it prints a p99 '
+                    'latency in ms.'),
+    # host integration
+    cfg.StrOpt('state_dir', default='/var/lib/elastman/hostagent',
+               help='The only directory, besides resctrl, the agent writes '
+                    'to: socket, logs, domain cache.'),
+    cfg.StrOpt('socket_path', default=None,
+               help='Unix datagram socket the libvirt hook sends events to '
+                    '(default: <state_dir>/hook.sock). The hook is '
+                    'installed with the same path.'),
+    cfg.StrOpt('libvirt_uri', default='qemu:///system',
+               help='libvirt connection URI.'),
+    cfg.StrOpt('resctrl_root', default='/sys/fs/resctrl',
+               help='Mount point of the resctrl file system.'),
+    cfg.StrOpt('sysfs_root', default='/sys',
+               help='Root of sysfs (for the NUMA topology).'),
+    cfg.BoolOpt('apply_placement', default=True,
+                help='Pin and place domains when they start.'),
+    cfg.BoolOpt('controller_enabled', default=True,
+                help='Run the BALM bandwidth controller.'),
+    cfg.IntOpt('lc_vcpu_quota', default=-1,
+               help='vcpu_quota (microseconds per vcpu_period) for '
+                    'latency-critical VMs; -1 leaves it unlimited.'),
+    cfg.IntOpt('be_vcpu_quota', default=50000,
+               help='vcpu_quota for best-effort VMs (per 100 ms period); '
+                    '-1 for unlimited.'),
+    cfg.FloatOpt('report_interval', default=10.0, min=0.1,
+                 help='Seconds between two interference reports.'),
 ]
 
 
