@@ -1,0 +1,42 @@
+"""elastman's state in Cassandra: one facade over small repositories."""
+from __future__ import annotations
+
+from elastman.store import actions
+from elastman.store import clusters
+from elastman.store import connection
+from elastman.store import forecasts
+from elastman.store import leases
+from elastman.store import models
+from elastman.store import nodes
+from elastman.store import samples
+from elastman.store import schema
+
+
+class Store:
+    """A session on elastman's keyspace and the repositories that use it."""
+
+    def __init__(self, session, conf) -> None:
+        self.session = session
+        self.clusters = clusters.ClusterRepository(session, conf)
+        self.nodes = nodes.NodeRepository(session, conf)
+        self.samples = samples.SampleRepository(session, conf)
+        self.models = models.ModelRepository(session, conf)
+        self.forecasts = forecasts.ForecastRepository(session, conf)
+        self.actions = actions.ActionRepository(session, conf)
+        self.leases = leases.LeaseRepository(session, conf)
+
+    @classmethod
+    def open(cls, conf, check_schema: bool = True) -> 'Store':
+        """Connect to the keyspace; SchemaOutOfDate if it needs a sync."""
+        session = connection.connect(conf)
+        try:
+            if check_schema:
+                schema.check(session, conf)
+            session.set_keyspace(conf.store.keyspace)
+        except Exception:
+            connection.close(session)
+            raise
+        return cls(session, conf)
+
+    def close(self) -> None:
+        connection.close(self.session)

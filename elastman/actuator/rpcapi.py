@@ -1,0 +1,14 @@
+"""Client side of the elastman-actuator RPC API.
+
+API version history:
+    1.0 - status()
+"""
+from elastman.common import rpc
+
+
+class ActuatorAPI(rpc.RPCClient):
+    WORKER = 'actuator'
+    VERSION = '1.0'
+
+    def status(self, ctxt, server: str | None = None) -> dict:
+        return self.call(ctxt, 'status', version='1.0', server=server)

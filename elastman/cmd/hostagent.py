@@ -1,0 +1,14 @@
+"""elastman-hostagent: runs the hostagent worker."""
+import sys
+
+from elastman.common import config
+from elastman.common import workers
+
+
+@config.main_wrapper
+def main(argv: list[str]) -> int:
+    return workers.run(argv, ('hostagent',))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

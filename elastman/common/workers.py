@@ -1,0 +1,64 @@
+"""Assembling worker processes: which managers, which transport, one store."""
+from __future__ import annotations
+
+import importlib
+
+from oslo_log import log as logging
+
+from elastman.common import config
+from elastman.common import rpc
+from elastman.common import service
+from elastman import store as em_store
+
+LOG = logging.getLogger(__name__)
+
+# worker name -> (manager class, needs the store)
+WORKERS = {
+    'monitor': ('elastman.monitor.manager:MonitorManager', True),
+    'trainer': ('elastman.trainer.manager:TrainerManager', True),
+    'predictor': ('elastman.predictor.manager:PredictorManager', True),
+    'actuator': ('elastman.actuator.manager:ActuatorManager', True),
+    'hostagent': ('elastman.hostagent.manager:HostAgentManager', False),
+}
+CONTROL_WORKERS = ('monitor', 'trainer', 'predictor', 'actuator')
+
+
+def manager_class(name: str):
+    module, _, cls = WORKERS[name][0].partition(':')
+    return getattr(importlib.import_module(module), cls)
+
+
+def build_launcher(conf, names: tuple[str, ...], with_api: bool = False):
+    """Connect to the bus and the store, then create every service.
+
+    Raises ConfigurationError, BrokerUnavailable or StoreUnavailable before
+    any service starts.
+    """
+    transport = rpc.get_transport(conf)
+    rpc.check_broker(conf)
+    store = None
+    if with_api or any(WORKERS[n][1] for n in names):
+        store = em_store.Store.open(conf)
+    launcher = service.Launcher(conf)
+    for name in names:
+        cls = manager_class(name)
+        if WORKERS[name][1]:
+            manager = cls(conf, store=store, transport=transport)
+        else:
+            manager = cls(conf)
+        launcher.add(service.WorkerService(conf, transport, manager))
+    if with_api:
+        from elastman.api import service as api_service
+        launcher.add(api_service.build(conf, store))
+    return launcher, store
+
+
+def run(argv: list[str], names: tuple[str, ...], with_api: bool = False,
+        default_transport: str | None = None) -> int:
+    conf = config.parse_args(argv, default_transport=default_transport)
+    launcher, store = build_launcher(conf, names, with_api)
+    try:
+        return launcher.run()
+    finally:
+        if store is not None:
+            store.close()

@@ -1,0 +1,14 @@
+"""elastman-predictor: the RPC endpoint and periodic work of the predictor worker."""
+import oslo_messaging as messaging
+
+from elastman.common import manager
+
+
+class PredictorManager(manager.Manager):
+    WORKER = 'predictor'
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, conf, store=None, transport=None) -> None:
+        super().__init__(conf)
+        self.store = store
+        self.transport = transport

@@ -1,0 +1,88 @@
+"""The action journal (scaling actions as resumable state machines) and the
+decision record of every control period."""
+from __future__ import annotations
+
+import datetime
+import uuid
+
+from cassandra.util import uuid_from_time
+from oslo_utils import timeutils
+
+from elastman.common import exception
+from elastman.store import base
+
+TERMINAL_STATES = frozenset({'SUCCEEDED', 'FAILED', 'ROLLED_BACK'})
+
+
+def _decode(row: dict | None) -> dict | None:
+    if row is not None:
+        row['params'] = base.loads(row['params'])
+        row['result'] = base.loads(row['result'])
+    return row
+
+
+class ActionRepository(base.Repository):
+
+    def create(self, cluster_id: uuid.UUID, kind: str, params: dict,
+               step: str = 'created') -> dict:
+        """Journal a new action before any of its side effects happen."""
+        now = timeutils.utcnow()
+        action_id = uuid_from_time(now)
+        self._execute(
+            'INSERT INTO actions (cluster_id, id, kind, state, step, params, '
+            'created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            (cluster_id, action_id, kind, 'RUNNING', step, base.dumps(params),
+             now, now))
+        return self.get(cluster_id, action_id)
+
+    def get(self, cluster_id: uuid.UUID, action_id: uuid.UUID) -> dict:
+        row = _decode(self._one('SELECT * FROM actions WHERE cluster_id = ? '
+                                'AND id = ?', (cluster_id, action_id)))
+        if row is None:
+            raise exception.NotFound(kind='action', id=action_id)
+        return row
+
+    def advance(self, cluster_id: uuid.UUID, action_id: uuid.UUID,
+                step: str, state: str = 'RUNNING',
+                expected_step: str | None = None,
+                result: dict | None = None, reason: str | None = None) -> None:
+        """Record the next step; with ``expected_step`` only if the journal
+        still shows that step (a lightweight transaction)."""
+        cql = ('UPDATE actions SET step = ?, state = ?, result = ?, '
+               'reason = ?, updated_at = ? WHERE cluster_id = ? AND id = ?')
+        params = (step, state, base.dumps(result), reason, timeutils.utcnow(),
+                  cluster_id, action_id)
+        if expected_step is None:
+            self._execute(cql, params)
+        elif not self._applied(cql + ' IF step = ?', params + (expected_step,)):
+            raise exception.Conflict(
+                reason='action %s is no longer at step %s' % (action_id,
+                                                              expected_step))
+
+    def list(self, cluster_id: uuid.UUID, limit: int = 100,
+             marker: str | None = None) -> base.Page:
+        page = self._page('SELECT * FROM actions WHERE cluster_id = ?',
+                          (cluster_id,), limit, marker)
+        for row in page:
+            _decode(row)
+        return page
+
+    def unfinished(self, cluster_id: uuid.UUID) -> list[dict]:
+        """Actions a restarted actuator must finish or roll back."""
+        return [_decode(r) for r in self._iterate(
+            'SELECT * FROM actions WHERE cluster_id = ?', (cluster_id,))
+            if r['state'] not in TERMINAL_STATES]
+
+    def record_decision(self, cluster_id: uuid.UUID, ts: datetime.datetime,
+                        action: str, record: dict) -> None:
+        self._execute('INSERT INTO decisions (cluster_id, ts, action, record)'
+                      ' VALUES (?, ?, ?, ?)',
+                      (cluster_id, ts, action, base.dumps(record)))
+
+    def decisions(self, cluster_id: uuid.UUID, limit: int = 100,
+                  marker: str | None = None) -> base.Page:
+        page = self._page('SELECT * FROM decisions WHERE cluster_id = ?',
+                          (cluster_id,), limit, marker)
+        for row in page:
+            row['record'] = base.loads(row['record'])
+        return page

@@ -1,0 +1,78 @@
+"""Shared plumbing of the store repositories: prepared statements, paging."""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any, Iterator
+
+from cassandra import query
+
+from elastman.common import exception
+
+
+class Page(list):
+    """One page of rows plus the marker of the next page (None at the end)."""
+
+    def __init__(self, rows, next_marker: str | None) -> None:
+        super().__init__(rows)
+        self.next_marker = next_marker
+
+
+class Repository:
+    """Executes prepared statements on one session and keyspace."""
+
+    def __init__(self, session, conf) -> None:
+        self._session = session
+        self._conf = conf
+        self._prepared: dict[str, query.PreparedStatement] = {}
+
+    def _statement(self, cql: str) -> query.PreparedStatement:
+        stmt = self._prepared.get(cql)
+        if stmt is None:
+            stmt = self._session.prepare(cql)
+            self._prepared[cql] = stmt
+        return stmt
+
+    def _execute(self, cql: str, params: tuple = ()):  # -> ResultSet
+        return self._session.execute(self._statement(cql), params)
+
+    def _one(self, cql: str, params: tuple = ()) -> dict | None:
+        return self._execute(cql, params).one()
+
+    def _applied(self, cql: str, params: tuple = ()) -> bool:
+        """Run a lightweight transaction; True if it was applied."""
+        return self._execute(cql, params).was_applied
+
+    def _iterate(self, cql: str, params: tuple = ()) -> Iterator[dict]:
+        """All rows, fetched ``[store] page_size`` at a time."""
+        bound = self._statement(cql).bind(params)
+        bound.fetch_size = self._conf.store.page_size
+        yield from self._session.execute(bound)
+
+    def _page(self, cql: str, params: tuple, limit: int,
+              marker: str | None) -> Page:
+        """One page of at most ``limit`` rows, resumable from ``marker``."""
+        bound = self._statement(cql).bind(params)
+        bound.fetch_size = limit
+        state = _decode_marker(marker) if marker else None
+        result = self._session.execute(bound, paging_state=state)
+        rows = list(result.current_rows)
+        nxt = result.paging_state
+        return Page(rows, base64.urlsafe_b64encode(nxt).decode()
+                    if nxt else None)
+
+
+def _decode_marker(marker: str) -> bytes:
+    try:
+        return base64.urlsafe_b64decode(marker.encode())
+    except (binascii.Error, ValueError):
+        raise exception.ElastmanException('invalid page marker %r' % marker)
+
+
+def dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True)
+
+
+def loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)

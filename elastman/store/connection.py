@@ -1,0 +1,67 @@
+"""Connecting to elastman's Cassandra store."""
+from __future__ import annotations
+
+import cassandra
+from cassandra import auth
+from cassandra import cluster as cql_cluster
+from cassandra import policies
+from cassandra import query
+from oslo_log import log as logging
+import tenacity
+
+from elastman.common import exception
+
+LOG = logging.getLogger(__name__)
+
+
+def _where(conf) -> str:
+    return ', '.join('%s:%d' % (h, conf.store.port)
+                     for h in conf.store.contact_points)
+
+
+def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
+    """Return a session on the store; StoreUnavailable if it cannot be had.
+
+    Rows come back as dicts. Connecting is retried ``[store]
+    connect_retries`` times, because a store node may still be starting.
+    """
+    profile = cql_cluster.ExecutionProfile(
+        load_balancing_policy=policies.TokenAwarePolicy(
+            policies.DCAwareRoundRobinPolicy()),
+        request_timeout=conf.store.request_timeout,
+        row_factory=query.dict_factory,
+        consistency_level=cassandra.ConsistencyLevel.LOCAL_QUORUM,
+        serial_consistency_level=cassandra.ConsistencyLevel.LOCAL_SERIAL)
+    auth_provider = None
+    if conf.store.username:
+        auth_provider = auth.PlainTextAuthProvider(conf.store.username,
+                                                   conf.store.password or '')
+    cluster = cql_cluster.Cluster(
+        contact_points=conf.store.contact_points, port=conf.store.port,
+        auth_provider=auth_provider,
+        connect_timeout=conf.store.connect_timeout,
+        execution_profiles={cql_cluster.EXEC_PROFILE_DEFAULT: profile},
+        protocol_version=cassandra.ProtocolVersion.V5)
+
+    @tenacity.retry(stop=tenacity.stop_after_attempt(conf.store.connect_retries),
+                    wait=tenacity.wait_fixed(1),
+                    retry=tenacity.retry_if_exception_type(
+                        cql_cluster.NoHostAvailable),
+                    reraise=True)
+    def _connect():
+        return cluster.connect(keyspace)
+
+    try:
+        return _connect()
+    except cql_cluster.NoHostAvailable as exc:
+        cluster.shutdown()
+        reasons = '; '.join('%s: %s' % (h, e) for h, e in exc.errors.items())
+        raise exception.StoreUnavailable(where=_where(conf),
+                                         reason=reasons or str(exc))
+    except cassandra.InvalidRequest as exc:
+        cluster.shutdown()
+        raise exception.StoreUnavailable(where=_where(conf), reason=str(exc))
+
+
+def close(session: cql_cluster.Session) -> None:
+    session.cluster.shutdown()

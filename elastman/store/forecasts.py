@@ -1,0 +1,36 @@
+"""Workload forecasts per cluster and metric, with forecaster weights."""
+from __future__ import annotations
+
+import datetime
+import uuid
+
+from elastman.common import exception
+from elastman.store import base
+
+
+class ForecastRepository(base.Repository):
+
+    def add(self, cluster_id: uuid.UUID, metric: str, ts: datetime.datetime,
+            step_s: int, predicted: list[float], forecaster: str,
+            weights: dict[str, float]) -> None:
+        self._execute(
+            'INSERT INTO forecasts (cluster_id, metric, ts, horizon_s, step_s,'
+            ' predicted, forecaster, weights) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'
+            ' USING TTL ?',
+            (cluster_id, metric, ts, step_s * len(predicted), step_s,
+             [float(v) for v in predicted], forecaster,
+             {k: float(v) for k, v in weights.items()},
+             self._conf.store.forecast_ttl))
+
+    def latest(self, cluster_id: uuid.UUID, metric: str) -> dict:
+        row = self._one('SELECT * FROM forecasts WHERE cluster_id = ? AND '
+                        'metric = ? LIMIT 1', (cluster_id, metric))
+        if row is None:
+            raise exception.NotFound(kind='forecast',
+                                     id='%s/%s' % (cluster_id, metric))
+        return row
+
+    def list(self, cluster_id: uuid.UUID, metric: str, limit: int = 100,
+             marker: str | None = None) -> base.Page:
+        return self._page('SELECT * FROM forecasts WHERE cluster_id = ? AND '
+                          'metric = ?', (cluster_id, metric), limit, marker)

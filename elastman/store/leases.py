@@ -1,0 +1,31 @@
+"""Leases: at most one holder of a name at a time, expiring by TTL.
+
+Used so that, with several copies of a worker, one cluster's control period
+runs in exactly one of them.
+"""
+from __future__ import annotations
+
+from oslo_utils import timeutils
+
+from elastman.store import base
+
+
+class LeaseRepository(base.Repository):
+
+    def acquire(self, name: str, holder: str, ttl: int) -> bool:
+        """Take the lease, or renew it if ``holder`` has it already."""
+        if self._applied('INSERT INTO leases (name, holder, acquired_at) '
+                         'VALUES (?, ?, ?) IF NOT EXISTS USING TTL ?',
+                         (name, holder, timeutils.utcnow(), ttl)):
+            return True
+        return self._applied('UPDATE leases USING TTL ? SET holder = ?, '
+                             'acquired_at = ? WHERE name = ? IF holder = ?',
+                             (ttl, holder, timeutils.utcnow(), name, holder))
+
+    def holder(self, name: str) -> str | None:
+        row = self._one('SELECT holder FROM leases WHERE name = ?', (name,))
+        return row['holder'] if row else None
+
+    def release(self, name: str, holder: str) -> bool:
+        return self._applied('DELETE FROM leases WHERE name = ? IF holder = ?',
+                             (name, holder))

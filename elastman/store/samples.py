@@ -1,0 +1,59 @@
+"""Workload and latency samples, per node and per cluster, with a TTL."""
+from __future__ import annotations
+
+import datetime
+import uuid
+
+from elastman.store import base
+
+SAMPLE_FIELDS = ('up', 'interval_s', 'reads_per_s', 'writes_per_s',
+                 'read_bytes_mean', 'write_bytes_mean', 'read_p50_ms',
+                 'read_p95_ms', 'read_p99_ms', 'write_p50_ms', 'write_p95_ms',
+                 'write_p99_ms', 'extra')
+
+
+class SampleRepository(base.Repository):
+
+    def add(self, sample: dict) -> None:
+        """Store one node sample (keys: cluster_id, node_id, ts, and any of
+        SAMPLE_FIELDS); it expires after ``[store] sample_ttl``."""
+        fields = [f for f in SAMPLE_FIELDS if sample.get(f) is not None]
+        cols = ['cluster_id', 'node_id', 'ts'] + fields
+        self._execute(
+            'INSERT INTO samples (%s) VALUES (%s) USING TTL ?'
+            % (', '.join(cols), ', '.join('?' * len(cols))),
+            tuple(sample[c] for c in cols) + (self._conf.store.sample_ttl,))
+
+    def for_node(self, cluster_id: uuid.UUID, node_id: str,
+                 since: datetime.datetime | None = None,
+                 limit: int | None = None) -> list[dict]:
+        """Newest first; all since ``since``, or the newest ``limit``."""
+        cql = 'SELECT * FROM samples WHERE cluster_id = ? AND node_id = ?'
+        params: tuple = (cluster_id, node_id)
+        if since is not None:
+            cql += ' AND ts >= ?'
+            params += (since,)
+        if limit is not None:
+            cql += ' LIMIT ?'
+            params += (limit,)
+        return list(self._iterate(cql, params))
+
+    def add_cluster_workload(self, cluster_id: uuid.UUID,
+                             ts: datetime.datetime, reads_per_s: float,
+                             writes_per_s: float, nodes_up: int,
+                             nodes_total: int) -> None:
+        self._execute(
+            'INSERT INTO cluster_workload (cluster_id, ts, reads_per_s, '
+            'writes_per_s, nodes_up, nodes_total) VALUES (?, ?, ?, ?, ?, ?) '
+            'USING TTL ?',
+            (cluster_id, ts, reads_per_s, writes_per_s, nodes_up,
+             nodes_total, self._conf.store.sample_ttl))
+
+    def cluster_workload(self, cluster_id: uuid.UUID,
+                         since: datetime.datetime) -> list[dict]:
+        """The cluster's total workload since ``since``, oldest first."""
+        rows = list(self._iterate(
+            'SELECT * FROM cluster_workload WHERE cluster_id = ? AND ts >= ?',
+            (cluster_id, since)))
+        rows.reverse()
+        return rows
