@@ -8,6 +8,51 @@ trainer_group = cfg.OptGroup('trainer', title='Capacity model trainer',
 trainer_opts = [
     cfg.IntOpt('update_period', default=300, min=1,
                help='Seconds between two refits of the capacity models.'),
+    cfg.StrOpt('slo_metric', default='read_p99_ms',
+               choices=['read_p50_ms', 'read_p95_ms', 'read_p99_ms',
+                        'write_p50_ms', 'write_p95_ms', 'write_p99_ms'],
+               help='Sample field whose value the SLO bounds.'),
+    cfg.FloatOpt('slo_threshold_ms', default=35.0, min=0.001,
+                 help='SLO threshold in milliseconds: a sample meets the SLO '
+                      'when its SLO metric is at most this.'),
+    cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
+                help='Feature plug-ins (namespace elastman.features) that '
+                     'span the model space, in order.'),
+    cfg.DictOpt('granularity',
+                default={'read_rate': '100', 'write_rate': '100',
+                         'data_size': '512', 'interference_index': '0.1'},
+                help='Grid cell width per feature, in the feature unit '
+                     '(requests/s, bytes, index). Smaller is more precise and '
+                     'uses more cells.'),
+    cfg.IntOpt('buffer_size', default=10, min=1, max=10000,
+               help='Historical buffer: how many recent SLO-metric samples '
+                    'a grid cell keeps.'),
+    cfg.FloatOpt('confidence', default=0.5, min=0.01, max=1.0,
+                 help='A cell is labelled SLO-met when at least this share '
+                      'of its buffered samples meets the SLO.'),
+    cfg.StrOpt('svm_kernel', default='linear',
+               choices=['linear', 'rbf', 'poly'],
+               help='SVM kernel; linear is the hyperplane of the original '
+                    'design, rbf follows curved boundaries.'),
+    cfg.FloatOpt('svm_c', default=1.0, min=1e-6,
+                 help='SVM penalty C on misclassified cells.'),
+    cfg.StrOpt('svm_solver', default='auto',
+               choices=['auto', 'libsvm', 'liblinear'],
+               help='auto uses liblinear (LinearSVC) for the linear kernel '
+                    'and libsvm (SVC) otherwise.'),
+    cfg.IntOpt('min_cells', default=20, min=2,
+               help='A VM uses its own model once it has this many labelled '
+                    'cells of both labels; until then its flavour model.'),
+    cfg.FloatOpt('recency_half_life', default=300.0, min=0.0,
+                 help='Seconds after which a sample or cell counts half as '
+                      'much as a new one (0: all count alike). Lets a model '
+                      'follow a capacity change such as a new neighbour.'),
+    cfg.BoolOpt('prune_conflicts', default=True,
+                help='Drop a cell that a newer cell contradicts (met at more '
+                     'load than a violated cell, or the reverse).'),
+    cfg.FloatOpt('cell_max_age', default=0.0, min=0.0,
+                 help='Ignore samples older than this many seconds (0: keep '
+                      'until the buffer turns over).'),
 ]
 
 

@@ -1,0 +1,161 @@
+"""Capacity of a VM for a workload point: where the ray from the origin through
+that point crosses the model's boundary.
+
+The ray scales the load coordinates (read and write rate) and keeps the others
+(data size, interference) at the workload's value. A linear boundary is crossed
+in closed form; other kernels are scanned along the ray and the first met ->
+violated sign change is refined with :func:`scipy.optimize.brentq`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from scipy.optimize import brentq
+
+from elastman.capacity import model as model_mod
+
+EXACT = 'exact'          # the boundary is crossed at ``scale``
+LOWER = 'lower'          # capacity is at least this (no crossing seen / all met)
+UPPER = 'upper'          # capacity is below this (all cells violated)
+UNKNOWN = 'unknown'      # no labelled cell yet
+
+SCAN_POINTS = 48
+RAY_REACH = 1.5          # search up to this multiple of the data's extent
+
+
+@dataclasses.dataclass
+class CapacityEstimate:
+    """Capacity ``c`` of a VM for the workload ``w``.
+
+    ``capacity`` and ``load`` are in load units (sum of the load coordinates,
+    i.e. requests per second): ``capacity = scale * load``. ``distance`` is
+    the signed distance of ``w`` from the boundary in standardised feature
+    units, positive on the SLO-met side (NaN for one-class models).
+    """
+
+    capacity: float
+    load: float
+    scale: float
+    point: list[float]
+    distance: float
+    bound: str
+    model_kind: str
+    source: str = ''
+
+    @property
+    def excess(self) -> float:
+        """(w - c) / c, the per-VM term of the scaling decision."""
+        if not self.capacity > 0 or not math.isfinite(self.capacity):
+            return math.inf if self.capacity == 0 else math.nan
+        return (self.load - self.capacity) / self.capacity
+
+    @property
+    def violated(self) -> bool:
+        return self.load > self.capacity
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d['excess'] = self.excess
+        return {k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                for k, v in d.items()}
+
+
+def _ray(model: model_mod.FittedModel, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Fixed part, load direction and load of ``w``."""
+    mask = model.load_mask
+    fixed = np.where(mask, 0.0, w)
+    direction = np.where(mask, w, 0.0)
+    load = float(direction.sum())
+    if load <= 0:
+        # an idle VM: answer for an even mix of the load coordinates
+        direction = mask.astype(np.float64)
+    return fixed, direction, load
+
+
+def _reach(model: model_mod.FittedModel, direction: np.ndarray) -> float:
+    """Largest scale of the ray still within the region the model has seen."""
+    mask = model.load_mask & (direction > 0)
+    ratios = (model.upper[mask] + model.granularity[mask] / 2) / direction[mask]
+    return RAY_REACH * float(ratios.max()) if ratios.size else 1.0
+
+
+def _one_class(model: model_mod.FittedModel, w: np.ndarray, fixed: np.ndarray,
+               direction: np.ndarray, load: float) -> CapacityEstimate:
+    """Bounds from monotonicity: met at p => met below p; violated at p =>
+    violated above p (more load, bigger requests, more interference)."""
+    half = model.granularity / 2
+    mask = model.load_mask
+    pts = model.points
+    if model.kind == model_mod.ALL_MET:
+        corner = pts - half                       # surely-met corner of each cell
+        ok = (corner[:, ~mask] >= fixed[~mask] - half[~mask]).all(axis=1)
+        use = corner[ok] if ok.any() else corner
+        with np.errstate(divide='ignore', invalid='ignore'):
+            r = np.where(direction[mask] > 0, use[:, mask] / direction[mask], np.inf)
+        scale = max(0.0, float(r.min(axis=1).max())) if len(use) else 0.0
+        bound = LOWER
+    else:
+        corner = pts + half                       # surely-violated corner
+        ok = (corner[:, ~mask] <= fixed[~mask] + half[~mask]).all(axis=1)
+        use = corner[ok] if ok.any() else corner
+        with np.errstate(divide='ignore', invalid='ignore'):
+            r = np.where(direction[mask] > 0, use[:, mask] / direction[mask],
+                         np.where(use[:, mask] > 0, np.inf, 0.0))
+        scale = float(r.max(axis=1).min())
+        bound = UPPER
+    norm = float(direction.sum())
+    return CapacityEstimate(capacity=scale * norm, load=load,
+                            scale=scale * norm / load if load > 0 else math.inf,
+                            point=(fixed + scale * direction).tolist(),
+                            distance=math.nan, bound=bound, model_kind=model.kind)
+
+
+def capacity(model: model_mod.FittedModel, w: Sequence[float]) -> CapacityEstimate:
+    """Capacity of ``model`` along the ray through workload point ``w``."""
+    w = np.asarray(w, dtype=np.float64)
+    if w.shape != model.load_mask.shape:
+        raise ValueError('workload point has %d coordinates, model has %d'
+                         % (w.size, model.load_mask.size))
+    fixed, direction, load = _ray(model, w)
+    if model.kind == model_mod.EMPTY:
+        return CapacityEstimate(math.nan, load, math.nan, [], math.nan,
+                                UNKNOWN, model.kind)
+    if model.kind != model_mod.SVM:
+        return _one_class(model, w, fixed, direction, load)
+
+    reach = _reach(model, direction)
+    if model.kernel == 'linear':
+        f0 = float(model.decision(fixed)[0])
+        slope = float(model.coef @ (direction / model.scale))
+        if f0 <= 0:
+            scale, bound = 0.0, EXACT
+        elif slope < 0 and -f0 / slope <= reach * 10:
+            scale, bound = -f0 / slope, EXACT
+        else:
+            scale, bound = reach, LOWER
+    else:
+        ts = np.linspace(0.0, reach, SCAN_POINTS + 1)
+        f = model.decision(fixed[None, :] + ts[:, None] * direction[None, :])
+        if f[0] <= 0:
+            scale, bound = 0.0, EXACT
+        else:
+            below = np.flatnonzero(f <= 0)
+            if below.size == 0:
+                scale, bound = reach, LOWER
+            else:
+                i = int(below[0])
+                g = lambda t: float(model.decision(fixed + t * direction)[0])  # noqa: E731
+                scale = brentq(g, ts[i - 1], ts[i], xtol=reach * 1e-5)
+                bound = EXACT
+
+    grad = model.gradient(w)
+    gnorm = float(np.linalg.norm(grad))
+    dist = float(model.decision(w)[0]) / gnorm if gnorm > 0 else math.nan
+    norm = float(direction.sum())
+    return CapacityEstimate(capacity=scale * norm, load=load,
+                            scale=scale * norm / load if load > 0 else math.inf,
+                            point=(fixed + scale * direction).tolist(),
+                            distance=dist, bound=bound, model_kind=model.kind)

@@ -1,0 +1,137 @@
+"""Feature plug-ins: each one turns a monitor sample into one coordinate.
+
+Plug-ins are found through the stevedore namespace ``elastman.features``. A
+feature says whether it grows with the load (``scales_with_load``): the capacity
+ray scales those coordinates and keeps the others (data size, interference)
+fixed, so that capacity is "the most load of this mix".
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+from stevedore import driver
+
+NAMESPACE = 'elastman.features'
+
+
+class Feature:
+    """Base class of a feature dimension."""
+
+    #: stevedore name; also the key used in granularity settings.
+    name: str = ''
+    unit: str = ''
+    #: default width of a grid cell along this dimension.
+    default_granularity: float = 1.0
+    #: True when the coordinate is a load intensity (scaled along the ray).
+    scales_with_load: bool = False
+
+    def extract(self, sample: Mapping[str, Any]) -> float:
+        """Return the coordinate of ``sample``; NaN when it cannot be known."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return '<Feature %s>' % self.name
+
+
+def _num(sample: Mapping[str, Any], key: str) -> float:
+    value = sample.get(key)
+    if value is None or isinstance(value, bool):
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+class ReadRate(Feature):
+    """Read intensity: reads per second served by the node."""
+
+    name = 'read_rate'
+    unit = 'reads/s'
+    default_granularity = 100.0
+    scales_with_load = True
+
+    def extract(self, sample: Mapping[str, Any]) -> float:
+        return _num(sample, 'reads_per_s')
+
+
+class WriteRate(Feature):
+    """Write intensity: writes per second served by the node."""
+
+    name = 'write_rate'
+    unit = 'writes/s'
+    default_granularity = 100.0
+    scales_with_load = True
+
+    def extract(self, sample: Mapping[str, Any]) -> float:
+        return _num(sample, 'writes_per_s')
+
+
+class DataSize(Feature):
+    """Average request size, the request-weighted mean of read and write sizes.
+
+    With no request in the window the plain mean of the known sizes is used
+    (0 when neither is known).
+    """
+
+    name = 'data_size'
+    unit = 'bytes'
+    default_granularity = 512.0
+    scales_with_load = False
+
+    def extract(self, sample: Mapping[str, Any]) -> float:
+        reads = _num(sample, 'reads_per_s')
+        writes = _num(sample, 'writes_per_s')
+        rsize = _num(sample, 'read_bytes_mean')
+        wsize = _num(sample, 'write_bytes_mean')
+        if math.isnan(reads) or math.isnan(writes):
+            return math.nan
+        total = reads + writes
+        if total > 0:
+            if (reads > 0 and math.isnan(rsize)) or (writes > 0 and math.isnan(wsize)):
+                return math.nan
+            rpart = reads * rsize if reads > 0 else 0.0
+            wpart = writes * wsize if writes > 0 else 0.0
+            return (rpart + wpart) / total
+        known = [s for s in (rsize, wsize) if not math.isnan(s)]
+        return sum(known) / len(known) if known else 0.0
+
+
+class InterferenceIndex(Feature):
+    """Interference index of the VM's host (seed 002, Ch. 5), reported by the
+    host agent in the sample as ``interference_index`` (0 = none)."""
+
+    name = 'interference_index'
+    unit = ''
+    default_granularity = 0.1
+    scales_with_load = False
+
+    def extract(self, sample: Mapping[str, Any]) -> float:
+        return _num(sample, 'interference_index')
+
+
+_BUILTIN = {cls.name: cls for cls in (ReadRate, WriteRate, DataSize,
+                                      InterferenceIndex)}
+
+
+def load_feature(name: str) -> Feature:
+    """Instantiate the plug-in ``name`` (stevedore first, built-ins second)."""
+    try:
+        mgr = driver.DriverManager(NAMESPACE, name, invoke_on_load=True)
+        return mgr.driver
+    except Exception:
+        if name in _BUILTIN:
+            return _BUILTIN[name]()
+        raise ValueError('unknown capacity feature %r' % name)
+
+
+def load_features(names: Iterable[str]) -> list[Feature]:
+    """Instantiate the plug-ins of ``names`` in order."""
+    return [load_feature(n) for n in names]
+
+
+def extract_point(features: Sequence[Feature],
+                  sample: Mapping[str, Any]) -> list[float]:
+    """The feature-space coordinates of ``sample``."""
+    return [f.extract(sample) for f in features]
