@@ -1,0 +1,470 @@
+"""BALM: QoS-aware memory-bandwidth allocation for multi-socket hosts (seed 001).
+
+The controller keeps latency-critical (LC) VMs within their SLO while giving
+best-effort (BE) VMs as much memory bandwidth as it can, combining MBA
+throttling (fast, but slows every memory access of the BE VM) with page
+migration (slow, but only takes load off the node that needs it).
+
+Colours, per LC VM, from its latency over the window against its SLO: red
+above the SLO, yellow within ``yellow_threshold`` below it, green at least
+``green_threshold`` below it, grey in between. On yellow or red:
+
+1. phase 1: set the BE VMs, strongest contributors on the victim node first
+   (MBM), to the minimum MBA level until the host is grey or green;
+2. phase 2, per BE VM in the same order: a 2-D hill climb that raises MBA
+   while grey/green and migrates pages away from the victim node while
+   yellow/red, undoing a step that turns another node red;
+3. a round that still ends red counts as a retry; after ``max_retries`` the
+   ``escalate`` callback is called (the actuator may scale out or move a VM).
+
+When green for ``reclaim_holdoff`` seconds, throttled VMs get their MBA back
+and displaced pages go back towards their BWAP weights, one checked step at
+a time. Modes ``mba`` and ``pgm`` are the paper's baselines (MBA only, page
+migration only).
+
+The algorithm is written as a generator that yields once per poll, so the
+same code runs in the agent (real time) and on the simulator (simulated
+time); a step is judged only by samples taken after it.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+from typing import Callable, Generator, Iterable
+
+from oslo_log import log as logging
+
+from elastman.hostagent import bwap
+from elastman.hostagent.platform import Platform
+
+LOG = logging.getLogger(__name__)
+
+GREEN, GREY, YELLOW, RED = 'green', 'grey', 'yellow', 'red'
+RANK = {GREEN: 0, GREY: 1, YELLOW: 2, RED: 3}
+SAFE = frozenset({GREEN, GREY})
+DANGER = frozenset({YELLOW, RED})
+MODES = ('balm', 'mba', 'pgm', 'off')
+
+
+def colour_of(latency: float, slo: float, yellow: float = 0.05,
+              green: float = 0.20) -> str:
+    """BALM's four colours for one latency value against its SLO."""
+    if latency > slo:
+        return RED
+    if latency >= slo * (1.0 - yellow):
+        return YELLOW
+    if latency <= slo * (1.0 - green):
+        return GREEN
+    return GREY
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, math.ceil(pct / 100.0 * len(ordered)) - 1))
+    return ordered[k]
+
+
+@dataclasses.dataclass
+class Evaluation:
+    colour: str
+    victims: frozenset[int]
+    per_node: dict[int, str]
+    ready: bool = True
+    latency: dict[str, float] = dataclasses.field(default_factory=dict)
+
+
+class SloMonitor:
+    """Sliding window of latency samples per LC VM -> colours per node."""
+
+    def __init__(self, window: float = 3.0, pct: float = 95.0,
+                 min_samples: int = 3, yellow: float = 0.05,
+                 green: float = 0.20) -> None:
+        self.window = window
+        self.pct = pct
+        self.min_samples = min_samples
+        self.yellow = yellow
+        self.green = green
+        self._lcs: dict[str, tuple[int, float]] = {}
+        self._samples: dict[str, collections.deque] = {}
+        self._since = -math.inf
+
+    def register(self, vm: str, node: int, slo_ms: float) -> None:
+        self._lcs[vm] = (node, slo_ms)
+        self._samples.setdefault(vm, collections.deque())
+
+    def unregister(self, vm: str) -> None:
+        self._lcs.pop(vm, None)
+        self._samples.pop(vm, None)
+
+    @property
+    def vms(self) -> dict[str, tuple[int, float]]:
+        return dict(self._lcs)
+
+    def add_sample(self, vm: str, t: float, latency_ms: float) -> None:
+        q = self._samples.get(vm)
+        if q is None:
+            return
+        q.append((t, latency_ms))
+        while q and q[0][0] < t - self.window:
+            q.popleft()
+
+    def mark_change(self, t: float) -> None:
+        """Forget samples taken before a reconfiguration at time ``t``."""
+        self._since = t
+
+    def evaluate(self, t: float) -> Evaluation:
+        lo = max(t - self.window, self._since)
+        per_node: dict[int, str] = {}
+        lat: dict[str, float] = {}
+        ready = True
+        for vm, (node, slo) in self._lcs.items():
+            vals = [v for (ts, v) in self._samples.get(vm, ()) if ts > lo]
+            if len(vals) < self.min_samples:
+                ready = False
+                continue
+            lat[vm] = percentile(vals, self.pct)
+            c = colour_of(lat[vm], slo, self.yellow, self.green)
+            if RANK[c] > RANK[per_node.get(node, GREEN)]:
+                per_node[node] = c
+            else:
+                per_node.setdefault(node, c)
+        colour = max(per_node.values(), key=RANK.get) if per_node else GREEN
+        victims = frozenset(n for n, c in per_node.items() if c in DANGER)
+        return Evaluation(colour, victims, per_node, ready, lat)
+
+
+@dataclasses.dataclass
+class BalmConfig:
+    mode: str = 'balm'
+    settle_time: float = 0.1
+    mba_min: int = 10
+    mba_step: int = 10
+    max_retries: int = 3
+    batch_bytes: float = 256 * 2 ** 20
+    reclaim_holdoff: float = 10.0
+    max_batches: int = 10000
+    # colours in which phase 2 raises MBA: green only (the paper's text) is
+    # more careful than grey-or-green (its pseudo-code)
+    raise_on: frozenset = frozenset({GREEN})
+
+    @classmethod
+    def from_conf(cls, group, mode: str = 'balm') -> 'BalmConfig':
+        return cls(mode=mode, settle_time=group.settle_time,
+                   mba_min=group.mba_min, mba_step=group.mba_step,
+                   max_retries=group.max_retries,
+                   batch_bytes=group.migration_batch_mb * 2 ** 20,
+                   reclaim_holdoff=group.reclaim_holdoff)
+
+
+class CannotFixSLOViolation(Exception):
+    """Raised into the escalate callback's argument after MAXRETRIES."""
+
+
+@dataclasses.dataclass
+class Stats:
+    mba_steps: int = 0
+    batches: int = 0
+    bytes_moved: float = 0.0
+    rollbacks: int = 0
+    escalations: int = 0
+    rounds: int = 0
+
+
+class BalmController:
+    """Drive with :meth:`tick` once per poll; the BE set may change anytime."""
+
+    def __init__(self, platform: Platform, monitor: SloMonitor,
+                 config: BalmConfig | None = None,
+                 escalate: Callable[[dict], None] | None = None) -> None:
+        self.platform = platform
+        self.monitor = monitor
+        self.cfg = config or BalmConfig()
+        if self.cfg.mode not in MODES:
+            raise ValueError('unknown BALM mode %r' % self.cfg.mode)
+        self._escalate = escalate
+        self.best_effort: list[str] = []
+        self.stats = Stats()
+        self.last: Evaluation | None = None
+        self.state = 'idle'
+        self._gen: Generator | None = None
+        self._hold_yellow = False
+        self._green_since: float | None = None
+
+    # driving ---------------------------------------------------------------
+    def set_best_effort(self, vms: Iterable[str]) -> None:
+        self.best_effort = list(vms)
+
+    def tick(self) -> None:
+        if self.cfg.mode == 'off':
+            return
+        if self._gen is None:
+            self._gen = self._main()
+        next(self._gen)
+
+    def _now(self) -> float:
+        return self.platform.now()
+
+    def _poll(self) -> Generator[None, None, Evaluation]:
+        """Wait one poll and evaluate."""
+        yield
+        ev = self.monitor.evaluate(self._now())
+        self.last = ev
+        return ev
+
+    def _settle(self) -> Generator[None, None, Evaluation]:
+        """After a change: wait settle_time and enough fresh samples."""
+        start = self._now()
+        self.monitor.mark_change(start)
+        while True:
+            ev = yield from self._poll()
+            if ev.ready and self._now() - start >= self.cfg.settle_time - 1e-9:
+                return ev
+
+    # main loop (Algorithm 1) ---------------------------------------------
+    def _main(self) -> Generator[None, None, None]:
+        retries = 0
+        while True:
+            ev = yield from self._poll()
+            if not ev.ready:
+                continue
+            if ev.colour == YELLOW and self._hold_yellow:
+                continue
+            self._hold_yellow = False
+            if ev.colour in DANGER:
+                self._green_since = None
+                self.stats.rounds += 1
+                self.state = 'healing'
+                ev = yield from self._heal(ev)
+                self.state = 'idle'
+                if ev.colour == RED:
+                    retries += 1
+                    if retries > self.cfg.max_retries:
+                        self._do_escalate(ev, retries)
+                        retries = 0
+                else:
+                    retries = 0
+                    self._hold_yellow = ev.colour == YELLOW
+                continue
+            if ev.colour != GREEN:
+                self._green_since = None
+                continue
+            if self._green_since is None:
+                self._green_since = self._now()
+            if self._now() - self._green_since >= self.cfg.reclaim_holdoff:
+                self.state = 'reclaiming'
+                ok = yield from self._reclaim_step()
+                self.state = 'idle'
+                if not ok:
+                    self._green_since = None
+
+    def _do_escalate(self, ev: Evaluation, retries: int) -> None:
+        self.stats.escalations += 1
+        info = {'reason': 'cannot fix SLO violation',
+                'victim_nodes': sorted(ev.victims), 'latency_ms': ev.latency,
+                'retries': retries,
+                'best_effort': {vm: {'mba': self.platform.get_mba(vm),
+                                     'home': self.platform.home_node(vm)}
+                                for vm in self.best_effort}}
+        LOG.warning('BALM escalates after %d red rounds: %s', retries, info)
+        if self._escalate is not None:
+            try:
+                self._escalate(info)
+            except Exception:  # noqa: BLE001
+                LOG.exception('escalation callback failed')
+
+    # healing ---------------------------------------------------------------
+    def order_by_bandwidth(self, victims: Iterable[int]) -> list[str]:
+        """BE VMs by their traffic on the victim node(s), largest first."""
+        victims = set(victims)
+
+        def traffic(vm: str) -> float:
+            bw = self.platform.node_bandwidth(vm)
+            return sum(bw.get(n, 0.0) for n in victims)
+        return sorted(self.best_effort, key=traffic, reverse=True)
+
+    def _heal(self, ev: Evaluation) -> Generator[None, None, Evaluation]:
+        ordered = self.order_by_bandwidth(ev.victims)
+        if not ordered:
+            return ev
+        victims = ev.victims
+        if self.cfg.mode in ('balm', 'mba'):
+            # phase 1: fix it now with the most restrictive MBA level
+            for vm in ordered:
+                if self.platform.get_mba(vm) > self.cfg.mba_min:
+                    self._set_mba(vm, self.cfg.mba_min)
+                    ev = yield from self._settle()
+                if ev.colour in SAFE:
+                    break
+        else:  # pgm: page migration alone
+            for vm in ordered:
+                src, dst = self._direction(vm, victims)
+                if src is None:
+                    continue
+                ev, _ = yield from self._migrate_until(vm, src, dst, SAFE, ev)
+                if ev.colour in SAFE:
+                    break
+            return ev
+        # phase 2: 2-D hill climbing, one BE VM at a time
+        for vm in ordered:
+            if self.platform.get_mba(vm) >= 100:
+                continue
+            ev = yield from self._climb(vm, victims, ev)
+        return ev
+
+    def _direction(self, vm: str, victims) -> tuple[int | None, int | None]:
+        """(src, dst) for moving ``vm``'s pages away from the victim node."""
+        if len(victims) != 1:
+            return None, None  # several sockets in danger: MBA only
+        victim = next(iter(victims))
+        allowed = [n for n in self.platform.allowed_nodes(vm) if n != victim]
+        if not allowed:
+            return None, None
+        home = self.platform.home_node(vm)
+        if victim != home and home in allowed:
+            return victim, home  # inbound: pull pages back to the BE's node
+        bw = self.platform.bandwidth_matrix()
+        # outbound: to the node with the best bandwidth towards the BE
+        return victim, max(allowed, key=lambda n: bw[n][home])
+
+    def _climb(self, vm: str, victims, ev: Evaluation
+               ) -> Generator[None, None, Evaluation]:
+        """Phase 2 for one BE VM.
+
+        MBA goes up one step at a time while the host stays green. When a
+        step leaves green, BALM goes back to the last green level (MBA stays
+        active while pages move, as in the paper) and moves pages away from
+        the victim node, 1, 2, 4, ... batches per failed step, then tries the
+        step again. MBA-only keeps a non-red level and stops there.
+        """
+        src, dst = (self._direction(vm, victims)
+                    if self.cfg.mode == 'balm' else (None, None))
+        burst = 1
+        while self.platform.get_mba(vm) < 100:
+            if ev.colour not in self.cfg.raise_on:
+                # not green at the current level: make room by moving pages
+                if src is None:
+                    return ev
+                ev, moved = yield from self._migrate_until(
+                    vm, src, dst, self.cfg.raise_on, ev)
+                if ev.colour not in self.cfg.raise_on:
+                    return ev
+                continue
+            before = ev
+            old = self.platform.get_mba(vm)
+            self._set_mba(vm, min(100, old + self.cfg.mba_step))
+            ev = yield from self._settle()
+            if ev.colour in self.cfg.raise_on and \
+                    not self._new_red(before, ev, victims):
+                burst = 1
+                continue
+            if src is None:
+                if ev.colour == RED or self._new_red(before, ev, victims):
+                    self.stats.rollbacks += 1
+                    self._set_mba(vm, old)
+                    ev = yield from self._settle()
+                return ev
+            self.stats.rollbacks += 1
+            self._set_mba(vm, old)
+            ev = yield from self._settle()
+            ev, moved = yield from self._migrate_until(
+                vm, src, dst, (), ev, max_batches=burst)
+            if moved <= 0:
+                return ev
+            burst *= 2
+        return ev
+
+    def _new_red(self, before: Evaluation, after: Evaluation, victims) -> bool:
+        return any(c == RED and before.per_node.get(n) != RED
+                   and n not in victims for n, c in after.per_node.items())
+
+    def _migrate_until(self, vm: str, src: int, dst: int, goal,
+                       ev: Evaluation, max_batches: int | None = None
+                       ) -> Generator[None, None, tuple[Evaluation, float]]:
+        """Move batches src->dst until the colour is in ``goal``, no pages
+        are left or ``max_batches`` moved; returns (evaluation, bytes moved).
+        A batch that turns another node red is moved back."""
+        limit = self.cfg.max_batches if max_batches is None else max_batches
+        batches = 0
+        total = 0.0
+        while batches < limit and (max_batches is not None or
+                                   ev.colour not in goal):
+            before = ev
+            moved = self.platform.migrate(vm, src, dst, self.cfg.batch_bytes)
+            if moved <= 0:
+                break
+            batches += 1
+            total += moved
+            self.stats.batches += 1
+            self.stats.bytes_moved += moved
+            while self.platform.migration_busy(vm):
+                yield
+            ev = yield from self._settle()
+            if self._new_red(before, ev, {src}):
+                self.stats.rollbacks += 1
+                self.platform.migrate(vm, dst, src, moved)
+                while self.platform.migration_busy(vm):
+                    yield
+                ev = yield from self._settle()
+                total -= moved
+                break
+        return ev, total
+
+    # reclaiming when green -------------------------------------------------
+    def _reclaim_step(self) -> Generator[None, None, bool]:
+        """One checked step back towards MBA 100 and BWAP weights.
+
+        Returns False when the step had to be undone (or nothing to do)."""
+        for vm in sorted(self.best_effort, key=self.platform.get_mba):
+            old = self.platform.get_mba(vm)
+            if old < 100 and self.cfg.mode in ('balm', 'mba'):
+                self._set_mba(vm, min(100, old + self.cfg.mba_step))
+                ev = yield from self._settle()
+                if ev.colour in DANGER:
+                    self._set_mba(vm, old)
+                    yield from self._settle()
+                    return False
+                return True
+            if self.cfg.mode not in ('balm', 'pgm'):
+                continue
+            moves = self._moves_back(vm)
+            if not moves:
+                continue
+            src, dst, amount = moves[0]
+            moved = self.platform.migrate(vm, src, dst, amount)
+            if moved <= 0:
+                continue
+            self.stats.batches += 1
+            self.stats.bytes_moved += moved
+            while self.platform.migration_busy(vm):
+                yield
+            ev = yield from self._settle()
+            if ev.colour in DANGER:
+                self.platform.migrate(vm, dst, src, moved)
+                while self.platform.migration_busy(vm):
+                    yield
+                yield from self._settle()
+                return False
+            return True
+        return False
+
+    def _moves_back(self, vm: str) -> list[tuple[int, int, float]]:
+        dist = self.platform.page_distribution(vm)
+        total = sum(dist.values())
+        if total <= 0:
+            return []
+        target = {n: w * total
+                  for n, w in self.platform.target_weights(vm).items()}
+        moves = bwap.plan_moves(dist, target, self.cfg.batch_bytes)
+        # ignore residues smaller than a tenth of a batch
+        return [m for m in moves if m[2] >= self.cfg.batch_bytes / 10]
+
+    def _set_mba(self, vm: str, level: int) -> None:
+        self.stats.mba_steps += 1
+        self.platform.set_mba(vm, level)
+
+    def describe(self) -> dict:
+        return {'mode': self.cfg.mode, 'state': self.state,
+                'colour': self.last.colour if self.last else None,
+                'stats': dataclasses.asdict(self.stats),
+                'best_effort': list(self.best_effort)}

@@ -1,0 +1,118 @@
+"""BALM against its baselines on the simulated dual-socket host (seed 001, IV).
+
+Scenario (the paper's motivating case): a latency-critical VM on socket 0
+whose load rises in phases from 10% to 100% of its max load, beside a
+bandwidth-heavy best-effort VM on socket 1 whose pages start at BWAP's
+canonical interleave over both nodes (``same_socket=True`` puts the BE VM on
+socket 0 as well). Policies:
+
+* ``unmanaged``: canonical interleave, no control;
+* ``unshared``: BE pages only on its own node, no control;
+* ``mba``: MBA only; ``pgm``: page migration only; ``balm``: both.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from elastman.hostagent import balm
+from elastman.hostagent import simulator as sim
+
+POLICIES = ('unmanaged', 'unshared', 'mba', 'pgm', 'balm')
+
+
+@dataclasses.dataclass
+class PhaseResult:
+    load: float
+    be_gbs: float
+    violation: float          # fraction of samples above the SLO
+    episodes: int             # true-latency violations that started
+    max_reaction: float       # longest violation episode, seconds
+    mean_reaction: float
+
+
+@dataclasses.dataclass
+class RunResult:
+    policy: str
+    phases: list[PhaseResult]
+    stats: dict
+    timeline: dict
+
+    def high_load(self, threshold: float = 0.9) -> tuple[float, float]:
+        """(mean BE GB/s, violation fraction) over phases with load >= threshold."""
+        sel = [p for p in self.phases if p.load >= threshold - 1e-9]
+        return (sum(p.be_gbs for p in sel) / len(sel),
+                sum(p.violation for p in sel) / len(sel))
+
+    @property
+    def max_reaction(self) -> float:
+        return max((p.max_reaction for p in self.phases), default=0.0)
+
+
+def build_host(policy: str, seed: int = 42, same_socket: bool = False
+               ) -> sim.SimulatedHost:
+    host = sim.SimulatedHost(sim.SimConfig(seed=seed))
+    host.add_lc(sim.SimLC('lc', node=0))
+    be = sim.SimBE('be', node=0 if same_socket else 1)
+    if policy == 'unshared':
+        host.add_be(be, {n: (1.0 if n == be.node else 0.0)
+                         for n in host.nodes()})
+    else:
+        host.add_be(be)
+    return host
+
+
+def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
+        phase_seconds: float = 30.0, seed: int = 42, same_socket: bool = False,
+        config: balm.BalmConfig | None = None, record: bool = False
+        ) -> RunResult:
+    """Run one policy through every load phase; deterministic for a seed."""
+    host = build_host(policy, seed, same_socket)
+    lc = host.lcs['lc']
+    monitor = balm.SloMonitor()
+    monitor.register('lc', lc.node, lc.slo_ms)
+    mode = policy if policy in ('mba', 'pgm', 'balm') else 'off'
+    cfg = dataclasses.replace(config or balm.BalmConfig(), mode=mode)
+    ctl = balm.BalmController(host, monitor, cfg)
+    ctl.set_best_effort(['be'])
+    ticks = int(round(phase_seconds / host.cfg.tick))
+    phases = []
+    timeline = {'t': [], 'latency': [], 'be_gbs': [], 'mba': [], 'remote': []}
+    for load in loads:
+        lc.load = load
+        be_sum = 0.0
+        bad = 0
+        episodes: list[float] = []
+        start = None
+        for _ in range(ticks):
+            host.step()
+            sample = host.observe('lc')
+            monitor.add_sample('lc', host.now(), sample)
+            ctl.tick()
+            be_sum += host.be_rate['be']
+            bad += sample > lc.slo_ms
+            red = host.lc_true_latency['lc'] > lc.slo_ms
+            if red and start is None:
+                start = host.now()
+            elif not red and start is not None:
+                episodes.append(host.now() - start)
+                start = None
+            if record:
+                be = host.bes['be']
+                timeline['t'].append(host.now())
+                timeline['latency'].append(sample)
+                timeline['be_gbs'].append(host.be_rate['be'])
+                timeline['mba'].append(be.mba)
+                timeline['remote'].append(
+                    be.pages.get(lc.node, 0.0) / be.memory_gb)
+        if start is not None:
+            episodes.append(host.now() - start)
+        phases.append(PhaseResult(
+            load=load, be_gbs=be_sum / ticks, violation=bad / ticks,
+            episodes=len(episodes),
+            max_reaction=max(episodes, default=0.0),
+            mean_reaction=sum(episodes) / len(episodes) if episodes else 0.0))
+    return RunResult(policy, phases, dataclasses.asdict(ctl.stats), timeline)
+
+
+def compare(policies=POLICIES, **kwargs) -> dict[str, RunResult]:
+    return {p: run(p, **kwargs) for p in policies}
