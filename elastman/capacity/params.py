@@ -48,7 +48,7 @@ class ModelParams:
     recency_half_life: float = 300.0
     prune_conflicts: bool = True
     cell_max_age: float = 0.0
-    balanced: bool = True
+    balanced: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'features', tuple(self.features))

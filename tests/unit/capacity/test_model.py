@@ -1,0 +1,160 @@
+"""Grid, fit, capacity search, one-class bounds, serialisation, validation."""
+import math
+import time
+
+import numpy as np
+import pytest
+
+from elastman.capacity import capacity as cap
+from elastman.capacity import features, model, serialization as ser
+from elastman.capacity.grid import CellGrid, prune_conflicts
+from elastman.capacity.params import InvalidParams, ModelParams
+from elastman.capacity.validation import InvalidSample, check_sample
+
+MASK = [True, True, False]
+P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512})
+
+
+def _plane_cells(kernel='linear', **kw):
+    """Cells labelled by the plane r/4000 + w/6000 + s/16384 <= 1."""
+    rng = np.random.default_rng(3)
+    x = np.c_[rng.uniform(0, 8000, 1500), rng.uniform(0, 12000, 1500),
+              rng.uniform(0, 8192, 1500)]
+    y = np.where(x[:, 0] / 4000 + x[:, 1] / 6000 + x[:, 2] / 16384 <= 1, 1, -1)
+    return x, y, model.fit(x, y, P.replace(kernel=kernel, **kw), MASK)
+
+
+def test_features_from_stevedore_and_data_size_weighting():
+    feats = features.load_features(['read_rate', 'write_rate', 'data_size'])
+    assert [f.name for f in feats] == ['read_rate', 'write_rate', 'data_size']
+    s = {'reads_per_s': 300, 'writes_per_s': 100, 'read_bytes_mean': 1000,
+         'write_bytes_mean': 5000}
+    assert features.extract_point(feats, s) == [300.0, 100.0, 2000.0]
+    assert features.DataSize().extract({'reads_per_s': 0, 'writes_per_s': 0,
+                                        'read_bytes_mean': 100}) == 100.0
+    assert math.isnan(features.ReadRate().extract({'reads_per_s': 'x'}))
+
+
+def test_params_validation_and_dict_round_trip():
+    with pytest.raises(InvalidParams):
+        ModelParams(confidence=0)
+    with pytest.raises(InvalidParams):
+        ModelParams(kernel='sigmoid')
+    with pytest.raises(InvalidParams):
+        ModelParams(granularity={'read_rate': -1})
+    with pytest.raises(InvalidParams):
+        ModelParams.from_dict({'bogus': 1})
+    p = ModelParams(svm_c=2.0, features=('read_rate', 'write_rate'))
+    assert ModelParams.from_dict(p.to_dict()) == p
+
+
+def test_grid_is_sparse_keeps_last_n_and_labels_flip_both_ways():
+    g = CellGrid([100, 100, 512], buffer_size=4)
+    for v in (10, 10, 10, 10):
+        g.add([150, 50, 700], v, 0)
+    g.add([10_000_000, 0, 0], 50, 0)                 # far away: one more cell
+    assert len(g) == 2
+    key = g.key_of([150, 50, 700])
+    assert key == (1, 0, 1)
+    _, y, _ = g.labelled(35, 0.5, prune=False)
+    assert sorted(y.tolist()) == [-1, 1]
+    for v in (50, 50, 50):                          # 1 met of the last 4
+        g.add([150, 50, 700], v, 1)
+    assert g.cell_values(key) == [10, 50, 50, 50]
+    x, y, _ = g.labelled(35, 0.5, prune=False)
+    assert (y == -1).all()                          # met -> violated
+    for v in (10, 10, 10):
+        g.add([150, 50, 700], v, 2)
+    x, y, _ = g.labelled(35, 0.5, prune=False)
+    assert y[np.argmin(x[:, 0])] == 1               # violated -> met again
+
+
+def test_grid_round_trip_and_pruning():
+    g = CellGrid([100, 100, 512], buffer_size=3)
+    g.add([500, 500, 100], 50, 10)       # violated, newer
+    g.add([900, 900, 600], 5, 1)         # met at more load, older: contradicted
+    g.add([100, 100, 100], 5, 2)
+    keys, labels = g.keys(), np.array([-1, 1, 1])
+    assert prune_conflicts(keys, labels, g.last_seen()).tolist() == [True, False, True]
+    h = CellGrid.from_dict(ser.loads(ser.dumps(g.to_dict())))
+    for a, b in zip(g.labelled(35, 0.5), h.labelled(35, 0.5)):
+        np.testing.assert_allclose(a, b)
+    h.add([500, 500, 100], 1, 20)
+    assert h.cell_values((5, 5, 0)) == [50, 1]
+
+
+def test_linear_capacity_is_the_plane_crossing():
+    _, _, m = _plane_cells()
+    assert m.two_class and m.train_accuracy > 0.97
+    for share, size in ((0.2, 1024), (0.5, 4096), (0.9, 2048)):
+        truth = (1 - size / 16384) / (share / 4000 + (1 - share) / 6000)
+        est = cap.capacity(m, [share * 100, (1 - share) * 100, size])
+        assert est.bound == cap.EXACT
+        assert est.capacity == pytest.approx(truth, rel=0.05)
+        assert est.distance > 0 and not est.violated       # 100 req/s: far inside
+        far = cap.capacity(m, [share * 2 * truth, (1 - share) * 2 * truth, size])
+        assert far.distance < 0 and far.violated
+        assert far.excess == pytest.approx(1.0, rel=0.1)
+
+
+def test_rbf_root_search_agrees_and_query_is_fast():
+    _, _, m = _plane_cells('rbf', svm_c=30.0)
+    truth = (1 - 2048 / 16384) / (0.5 / 4000 + 0.5 / 6000)
+    est = cap.capacity(m, [100, 100, 2048])
+    assert est.bound == cap.EXACT
+    assert est.capacity == pytest.approx(truth, rel=0.05)
+    lin = _plane_cells()[2]
+    for mod in (lin, m):
+        t0 = time.perf_counter()
+        for _ in range(200):
+            cap.capacity(mod, [300, 700, 2048])
+        per_query = (time.perf_counter() - t0) / 200
+        assert per_query < 0.005      # generous here; see tools/bench_capacity.py
+
+
+def test_one_class_models_give_bounds():
+    met = np.array([[1000, 1000, 256], [3000, 500, 256], [200, 2500, 1280]], float)
+    m = model.fit(met, np.ones(3, int), P, MASK)
+    assert m.kind == model.ALL_MET
+    est = cap.capacity(m, [100, 100, 200])
+    assert est.bound == cap.LOWER
+    # lower corner of cell (1000,1000) is (950,950): at least 1900 req/s
+    assert est.capacity == pytest.approx(1900)
+    vio = model.fit(met, -np.ones(3, int), P, MASK)
+    est = cap.capacity(vio, [100, 100, 2000])
+    assert est.bound == cap.UPPER
+    assert est.capacity == pytest.approx(2100)    # upper corner (1050, 1050)
+    empty = model.fit(np.zeros((0, 3)), np.zeros(0, int), P, MASK)
+    assert cap.capacity(empty, [1, 1, 1]).bound == cap.UNKNOWN
+
+
+def test_model_document_round_trip_and_version_check():
+    for kernel in ('linear', 'rbf'):
+        _, _, m = _plane_cells(kernel)
+        doc = ser.loads(ser.dumps(ser.model_to_dict(m, flavor='m1')))
+        m2, meta = ser.model_from_dict(doc)
+        assert meta == {'flavor': 'm1'}
+        w = [500, 700, 3000]
+        assert cap.capacity(m2, w).capacity == pytest.approx(cap.capacity(m, w).capacity)
+    with pytest.raises(ser.FormatError):
+        ser.model_from_dict(dict(doc, version=99))
+
+
+@pytest.mark.parametrize('change,reason', [
+    ({'reads_per_s': float('nan')}, 'read_rate is missing'),
+    ({'writes_per_s': -5}, 'write_rate is negative'),
+    ({'read_p99_ms': None}, 'SLO metric'),
+    ({'read_p99_ms': float('inf')}, 'SLO metric'),
+    ({'node_id': 'stranger'}, 'unknown node'),
+    ({'up': False}, 'down'),
+    ({'ts': 'yesterday'}, 'timestamp'),
+    ({'cluster_id': 'other'}, 'cluster'),
+])
+def test_bad_samples_are_rejected_with_reason(change, reason):
+    good = {'cluster_id': 'c1', 'node_id': 'vm-1', 'ts': 1.0, 'reads_per_s': 10,
+            'writes_per_s': 5, 'read_bytes_mean': 100, 'write_bytes_mean': 100,
+            'read_p99_ms': 3.0, 'up': True}
+    feats = features.load_features(P.features)
+    check_sample(good, feats, 'read_p99_ms', {'vm-1'}, 'c1')
+    with pytest.raises(InvalidSample, match=reason):
+        check_sample(dict(good, **change), feats, 'read_p99_ms', {'vm-1'}, 'c1')
