@@ -1,0 +1,82 @@
+"""ModelRegistry: rejection, flavour fallback, versions, state and export."""
+import pytest
+
+from elastman.capacity import serialization as ser
+from elastman.capacity.params import ModelParams
+from elastman.trainer.model_registry import ModelRegistry
+from tests.unit.capacity import synthetic as syn
+
+P = ModelParams(granularity={'read_rate': 250, 'write_rate': 250, 'data_size': 512},
+                min_cells=50)
+
+
+def _fed(seconds=900, nodes=('vm-1',)):
+    reg = ModelRegistry('c1', P)
+    for i, node in enumerate(nodes):
+        reg.register_node(node, 'm1')
+        vm, walk = syn.SyntheticVM(seed=i), syn.RandomWalk(syn.SyntheticVM(), seed=i + 1)
+        for ts in range(seconds):
+            assert reg.add_sample(syn.sample(vm, *walk.step(), ts, node=node))
+    return reg
+
+
+def test_bad_input_is_rejected_and_never_changes_a_model():
+    reg = _fed()
+    reg.refit(900)
+    before = reg.state_dict()
+    good = syn.sample(syn.SyntheticVM(), 100, 100, 1000, 901)
+    bad = [dict(good, reads_per_s=float('nan')), dict(good, writes_per_s=-1),
+           dict(good, node_id='ghost'), dict(good, read_p99_ms=float('nan')),
+           dict(good, cluster_id='c2'), 'not a dict']
+    assert reg.add_samples(bad) == (0, len(bad))
+    assert sum(reg.rejected.values()) == len(bad)
+    assert reg.refit(1200) == []                    # nothing changed
+    after = reg.state_dict()
+    assert after.pop('last_fit') == 1200 and before.pop('last_fit') == 900
+    assert after == before
+
+
+def test_new_vm_uses_flavour_model_until_it_has_enough_cells():
+    reg = _fed(nodes=('vm-1', 'vm-2'))
+    reg.register_node('vm-3', 'm1')
+    updates = reg.refit(900)
+    assert {(u.scope, u.key) for u in updates} >= {('vm', 'vm-1'), ('flavor', 'm1')}
+    model, source = reg.model_for('vm-3')
+    assert source == 'flavor' and model.two_class
+    est = reg.capacity('vm-3', [500, 500, 2048])
+    assert est.source == 'flavor'
+    assert est.capacity == pytest.approx(syn.SyntheticVM().capacity(0.5, 2048), rel=0.1)
+    assert reg.model_for('vm-1')[1] == 'vm'
+
+
+def test_versions_bump_only_on_change():
+    reg = _fed()
+    first = reg.refit(900)
+    assert all(u.version == 1 for u in first)
+    assert reg.refit(1200) == []
+    reg.add_sample(syn.sample(syn.SyntheticVM(), 9000, 9000, 4000, 1201))
+    changed = reg.refit(1500)
+    assert changed and all(u.version == 2 for u in changed)
+    assert ser.model_from_dict(changed[0].document)[1]['version'] == 2
+
+
+def test_state_survives_restart_and_export_import():
+    reg = _fed()
+    reg.refit(900)
+    w = [700, 300, 2048]
+    doc = ser.loads(ser.dumps(reg.state_dict()))
+    again = ModelRegistry.from_state(doc)
+    assert again.capacity('vm-1', w).capacity == pytest.approx(reg.capacity('vm-1', w).capacity)
+    assert again.versions() == reg.versions()
+    again.add_sample(syn.sample(syn.SyntheticVM(), 100, 100, 1000, 901))
+    assert again.refit(1200)                        # cells kept growing after reload
+
+    exported = ser.loads(ser.dumps(reg.export_flavor_model('m1')))
+    other = ModelRegistry('elsewhere', P)
+    other.register_node('new-vm', 'm1.big')
+    upd = other.import_flavor_model(exported, flavor='m1.big')
+    assert upd.version == 1 and upd.scope == 'flavor'
+    est = other.capacity('new-vm', w)
+    assert est.source == 'flavor'
+    from elastman.capacity.capacity import capacity
+    assert est.capacity == pytest.approx(capacity(reg.flavor_model('m1'), w).capacity)
