@@ -95,7 +95,11 @@ class CellGrid:
         if now is not None and max_age > 0:
             valid &= sts >= now - max_age
         if now is not None and half_life > 0:
-            w = np.exp2(-np.maximum(now - sts, 0.0) / half_life) * valid
+            # age relative to the cell's newest sample: no underflow when the
+            # whole cell is old, and only the relative weights matter here
+            newest = np.where(valid, sts, -np.inf).max(axis=1, initial=-np.inf)
+            newest = np.where(np.isfinite(newest), newest, 0.0)
+            w = np.exp2(-np.maximum(newest[:, None] - sts, 0.0) / half_life) * valid
         else:
             w = valid.astype(np.float64)
         total = w.sum(axis=1)
@@ -193,10 +197,14 @@ def prune_conflicts(keys: np.ndarray, labels: np.ndarray,
     vio = np.flatnonzero(labels < 0)
     if not len(met) or not len(vio):
         return keep
-    chunk = max(1, 4_000_000 // (len(vio) * max(1, keys.shape[1])))
+    kv = [np.ascontiguousarray(keys[vio, d], dtype=np.int32)[None, :]
+          for d in range(keys.shape[1])]
+    chunk = max(1, 8_000_000 // len(vio))
     for start in range(0, len(met), chunk):
         m = met[start:start + chunk]
-        dom = (keys[m][:, None, :] >= keys[vio][None, :, :]).all(axis=2)
+        dom = keys[m, 0].astype(np.int32)[:, None] >= kv[0]
+        for d in range(1, keys.shape[1]):
+            dom &= keys[m, d].astype(np.int32)[:, None] >= kv[d]
         if not dom.any():
             continue
         newer_v = last_seen[vio][None, :] > last_seen[m][:, None]
@@ -208,9 +216,10 @@ def prune_conflicts(keys: np.ndarray, labels: np.ndarray,
 
 def _weights(seen: np.ndarray, now: float | None, half_life: float,
              floor: float) -> np.ndarray:
-    if now is None or half_life <= 0:
+    if now is None or half_life <= 0 or not len(seen):
         return np.ones(len(seen))
-    return np.maximum(floor, np.exp2(-np.maximum(now - seen, 0.0) / half_life))
+    # relative to the newest cell, so a VM silent for hours keeps usable weights
+    return np.maximum(floor, np.exp2(-np.maximum(seen.max() - seen, 0.0) / half_life))
 
 
 def pool(grids: Iterable[CellGrid], threshold: float, confidence: float,
