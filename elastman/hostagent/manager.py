@@ -1,0 +1,302 @@
+"""elastman-hostagent: hook events -> placement, and the BALM controller.
+
+Threads: the hook listener (unix datagrams), a placement worker (libvirt
+calls happen here, after the hook returned), and the controller loop
+(one tick per ``[hostagent] poll_interval``). The agent writes only below
+``[hostagent] state_dir`` and ``[hostagent] resctrl_root``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from elastman.common import manager
+from elastman.hostagent import balm
+from elastman.hostagent import domains
+from elastman.hostagent import fsguard
+from elastman.hostagent import placement
+from elastman.hostagent import platform as platform_mod
+from elastman.hostagent import probes
+from elastman.hostagent import resctrl
+from elastman.hostagent import topology
+
+LOG = logging.getLogger(__name__)
+
+
+def socket_path(group) -> str:
+    return group.socket_path or os.path.join(group.state_dir, 'hook.sock')
+
+
+class HostAgentManager(manager.Manager):
+    """RPC API 1.0: status, list_domains, get_domain, push_latency,
+    controller_status."""
+
+    WORKER = 'hostagent'
+    target = messaging.Target(version='1.0')
+
+    def __init__(self, conf, transport=None, libvirt_open=None) -> None:
+        super().__init__(conf)
+        self.group = conf.hostagent
+        self.transport = transport
+        self.guard = fsguard.FsGuard(self.group.state_dir,
+                                     self.group.resctrl_root)
+        self.socket_path = socket_path(self.group)
+        self.guard.check(self.socket_path)
+        self._libvirt_open = libvirt_open
+        self._conn = None
+        self.topology: topology.Topology | None = None
+        self.registry = domains.DomainRegistry(on_change=self._on_change)
+        self.listener = domains.HookListener(self.socket_path,
+                                             self.registry.handle_event)
+        self.probe = probes.get_probe(self.group)
+        self.platform: platform_mod.LinuxPlatform | None = None
+        self.monitor = balm.SloMonitor(
+            window=self.group.window, pct=self.group.window_percentile,
+            min_samples=self.group.min_samples,
+            yellow=self.group.yellow_threshold,
+            green=self.group.green_threshold)
+        self.controller: balm.BalmController | None = None
+        self._queue: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lc_nodes: dict[str, int] = {}
+        self._notifier = None
+        self.events_applied = 0
+
+    # lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        super().start()
+        self.guard.makedirs(self.group.state_dir)
+        self.topology = topology.discover(self.group.sysfs_root,
+                                          self.group.resctrl_root)
+        rc = None
+        if self.topology.resctrl.mba:
+            rc = resctrl.ResctrlManager(self.group.resctrl_root, self.guard,
+                                        self.topology.resctrl)
+        self.platform = platform_mod.LinuxPlatform(self.topology, rc)
+        cfg = balm.BalmConfig.from_conf(self.group)
+        cfg.mba_min = max(cfg.mba_min, self.topology.resctrl.mba_min
+                          if self.topology.resctrl.mba else cfg.mba_min)
+        self.controller = balm.BalmController(self.platform, self.monitor, cfg,
+                                              escalate=self._escalate)
+        self._stop.clear()
+        self.listener.start()
+        self._spawn(self._placement_loop, 'hostagent-placement')
+        if self.group.controller_enabled:
+            self._spawn(self._controller_loop, 'hostagent-balm')
+        self._queue.put(('sync', None))
+        LOG.info('host agent started: %d NUMA node(s), MBA %s, MBM %s',
+                 len(self.topology.nodes), self.topology.resctrl.mba,
+                 self.topology.resctrl.mbm_total)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._queue.put(('stop', None))
+        self.listener.stop()
+        for t in self._threads:
+            t.join(5)
+        self._threads = []
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+            self._conn = None
+
+    def periodic_tasks(self):
+        return [(self.resync, 60.0),
+                (self.report_interference, self.group.report_interval)]
+
+    def _spawn(self, target, name: str) -> None:
+        t = threading.Thread(target=target, name=name, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    # libvirt -----------------------------------------------------------------
+    def _connection(self):
+        if self._conn is not None:
+            try:
+                if self._conn.isAlive():
+                    return self._conn
+            except Exception:  # noqa: BLE001
+                pass
+            self._conn = None
+        opener = self._libvirt_open
+        if opener is None:
+            import libvirt
+            opener = libvirt.open
+        self._conn = opener(self.group.libvirt_uri)
+        return self._conn
+
+    def resync(self) -> None:
+        """Re-read the running domains from libvirt (start-up, reconnect)."""
+        self._queue.put(('sync', None))
+
+    def _sync(self) -> None:
+        try:
+            listed = domains.list_libvirt_domains(self._connection())
+        except Exception as exc:  # noqa: BLE001
+            LOG.warning('cannot list domains from %s: %s',
+                        self.group.libvirt_uri, exc)
+            return
+        self.registry.sync(listed)
+
+    # events -> placement -------------------------------------------------------
+    def _on_change(self, dom: domains.Domain, op: str) -> None:
+        self._queue.put((op, dom))
+
+    def _placement_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                op, dom = self._queue.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if op == 'stop':
+                return
+            try:
+                if op == 'sync':
+                    self._sync()
+                elif op in ('started', 'reconnect', 'restore', 'attach'):
+                    self._place(dom)
+                elif op in domains.GONE_OPS:
+                    self._forget(dom)
+            except Exception:  # noqa: BLE001
+                LOG.exception('handling %s of %s failed', op,
+                              getattr(dom, 'name', '?'))
+
+    def _place(self, dom: domains.Domain) -> None:
+        if not self.group.apply_placement:
+            return
+        lc_per_node: dict[int, int] = {}
+        for uuid, node in self._lc_nodes.items():
+            if uuid != dom.uuid:
+                lc_per_node[node] = lc_per_node.get(node, 0) + 1
+        decision = placement.decide(dom, self.topology, lc_per_node,
+                                    self.group.lc_vcpu_quota,
+                                    self.group.be_vcpu_quota)
+        applied = placement.apply(self._connection(), dom, decision)
+        pid = placement.qemu_pid(dom)
+        if dom.latency_critical:
+            self._lc_nodes[dom.uuid] = decision.node
+            self.monitor.register(dom.uuid, decision.node,
+                                  dom.slo_ms or self.group.default_slo_ms)
+        else:
+            self.platform.vms[dom.uuid] = {
+                'pid': pid, 'home': self._home_node(decision),
+                'allowed': decision.memory_nodes}
+            if self.platform.resctrl is not None and pid:
+                self.platform.resctrl.ensure_group(dom.uuid, pid)
+                applied['resctrl_group'] = \
+                    self.platform.resctrl.group_path(dom.uuid)
+            self.controller.set_best_effort(
+                [u for u, v in self.platform.vms.items() if v.get('pid')])
+        dom.placement = {'decision': decision.to_dict(), 'applied': applied,
+                         'at': time.time()}
+        self.events_applied += 1
+        self._save()
+        LOG.info('placed %s (%s): %s', dom.name, dom.vm_class, applied)
+
+    def _home_node(self, decision: placement.Decision) -> int:
+        nodes = self.topology.node_ids
+        return nodes[-1] if len(nodes) > 1 else nodes[0]
+
+    def _forget(self, dom: domains.Domain) -> None:
+        self._lc_nodes.pop(dom.uuid, None)
+        self.monitor.unregister(dom.uuid)
+        if self.platform is not None and \
+                self.platform.vms.pop(dom.uuid, None) is not None:
+            if self.platform.resctrl is not None:
+                try:
+                    self.platform.resctrl.remove_group(dom.uuid)
+                except OSError as exc:
+                    LOG.warning('resctrl group of %s not removed: %s',
+                                dom.name, exc)
+            self.controller.set_best_effort(list(self.platform.vms))
+        self._save()
+
+    def _save(self) -> None:
+        data = {d.uuid: d.to_dict() for d in self.registry.all()}
+        self.guard.write_atomic(os.path.join(self.group.state_dir,
+                                             'domains.json'),
+                                json.dumps(data, indent=1, default=str))
+
+    # controller ---------------------------------------------------------------
+    def _controller_loop(self) -> None:
+        interval = self.group.poll_interval
+        while not self._stop.wait(interval):
+            lcs = {u: d.name for u, d in
+                   ((u, self.registry.get(u)) for u in self._lc_nodes)
+                   if d is not None}
+            for vm, ts, lat in self.probe.collect(lcs):
+                self.monitor.add_sample(vm, ts, lat)
+            if not self.monitor.vms or not self.controller.best_effort:
+                continue
+            try:
+                self.controller.tick()
+            except Exception:  # noqa: BLE001
+                LOG.exception('BALM controller failed; restarting its loop')
+                self.controller._gen = None
+
+    def _escalate(self, info: dict) -> None:
+        self._notify('hostagent.escalation', info)
+
+    def report_interference(self) -> None:
+        """Publish a per-VM interference index for the trainer."""
+        ev = self.monitor.evaluate(time.monotonic())
+        payload = {}
+        for vm, (node, slo) in self.monitor.vms.items():
+            lat = ev.latency.get(vm)
+            if lat is None:
+                continue
+            green = slo * (1.0 - self.group.green_threshold)
+            index = min(1.0, max(0.0, (lat - green) / max(slo - green, 1e-9)))
+            payload[vm] = {'interference_index': round(index, 4),
+                           'latency_ms': lat, 'slo_ms': slo, 'node': node}
+        if payload:
+            self._notify('hostagent.interference',
+                         {'host': self.conf.host, 'vms': payload})
+
+    def _notify(self, event_type: str, payload: dict) -> None:
+        if self.transport is None:
+            LOG.info('%s: %s', event_type, payload)
+            return
+        try:
+            if self._notifier is None:
+                from elastman.common import rpc
+                self._notifier = rpc.get_notifier(
+                    self.conf, self.transport, 'hostagent.%s' % self.conf.host)
+            from elastman.common import context
+            self._notifier.info(context.RequestContext(), event_type, payload)
+        except Exception:  # noqa: BLE001
+            LOG.exception('cannot publish %s', event_type)
+
+    # RPC API 1.0 ----------------------------------------------------------------
+    def list_domains(self, ctxt) -> list[dict]:
+        return [d.to_dict() for d in self.registry.all()]
+
+    def get_domain(self, ctxt, uuid: str) -> dict | None:
+        dom = self.registry.get(uuid)
+        return dom.to_dict() if dom else None
+
+    def push_latency(self, ctxt, vm: str, latency_ms: float) -> None:
+        """A latency sample of an LC VM (the monitor casts these)."""
+        if isinstance(self.probe, probes.BusProbe):
+            self.probe.push(vm, latency_ms)
+
+    def controller_status(self, ctxt) -> dict:
+        return self.controller.describe() if self.controller else {}
+
+    def describe(self) -> str:
+        running = self.registry.running()
+        lc = sum(1 for d in running if d.latency_critical)
+        colour = self.controller.last.colour if self.controller and \
+            self.controller.last else 'n/a'
+        return ('%d domain(s) (%d latency-critical), %d hook event(s), '
+                'colour %s' % (len(running), lc, self.listener.received,
+                               colour))

@@ -1,0 +1,97 @@
+"""Placement of a domain once it runs, through libvirt-python.
+
+* latency-critical: vCPUs and the emulator pinned to the CPUs of one NUMA
+  node (the least loaded by other LC VMs), memory strictly on that node;
+* best-effort: vCPUs on the host's CPUs (left to the scheduler), a vCPU
+  quota, memory allowed on every node (so BALM can move pages across
+  sockets), and an MBA class of service (resctrl group) when MBA exists.
+
+Live tuning only (``VIR_DOMAIN_AFFECT_LIVE``): nothing in the persistent
+definition changes, and Nova stays the owner of the domain XML. Memory
+binding of a running domain can only change its ``nodeset``, not its mode.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from oslo_log import log as logging
+
+from elastman.hostagent import domains as dom_mod
+from elastman.hostagent import topology as topo_mod
+
+LOG = logging.getLogger(__name__)
+
+AFFECT_LIVE = 1  # libvirt.VIR_DOMAIN_AFFECT_LIVE
+
+
+@dataclasses.dataclass
+class Decision:
+    vm_class: str
+    node: int | None
+    cpus: list[int]
+    emulator_cpus: list[int]
+    memory_nodes: list[int]
+    vcpu_quota: int
+    mba: int | None = None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def decide(domain: dom_mod.Domain, topology: topo_mod.Topology,
+           lc_per_node: dict[int, int], lc_quota: int = -1,
+           be_quota: int = 50000) -> Decision:
+    """Where a domain should run (pure function, no libvirt)."""
+    nodes = [n for n in topology.node_ids if topology.nodes[n].cpus]
+    all_cpus = sorted(c for n in nodes for c in topology.nodes[n].cpus)
+    if domain.latency_critical:
+        node = min(nodes, key=lambda n: (lc_per_node.get(n, 0), n))
+        cpus = list(topology.nodes[node].cpus)
+        return Decision(dom_mod.LATENCY_CRITICAL, node, cpus, cpus, [node],
+                        lc_quota)
+    return Decision(dom_mod.BEST_EFFORT, None, all_cpus, all_cpus,
+                    topology.node_ids, be_quota, mba=100)
+
+
+def _cpumap(cpus: list[int], host_cpus: int) -> tuple[bool, ...]:
+    return tuple(i in cpus for i in range(host_cpus))
+
+
+def apply(conn, domain: dom_mod.Domain, decision: Decision) -> dict:
+    """Apply a decision to the running domain; returns what was set."""
+    import libvirt
+    dom = conn.lookupByUUIDString(domain.uuid)
+    host_cpus = conn.getInfo()[2]
+    cpumap = _cpumap(decision.cpus, host_cpus)
+    applied: dict = {}
+    nvcpus = dom.vcpusFlags(libvirt.VIR_DOMAIN_AFFECT_LIVE)
+    for vcpu in range(nvcpus):
+        dom.pinVcpuFlags(vcpu, cpumap, AFFECT_LIVE)
+    applied['vcpupin'] = topo_mod.format_cpulist(decision.cpus)
+    dom.pinEmulator(_cpumap(decision.emulator_cpus, host_cpus), AFFECT_LIVE)
+    applied['emulatorpin'] = topo_mod.format_cpulist(decision.emulator_cpus)
+    params = {'vcpu_quota': decision.vcpu_quota}
+    try:
+        dom.setSchedulerParametersFlags(params, AFFECT_LIVE)
+        applied['vcpu_quota'] = decision.vcpu_quota
+    except libvirt.libvirtError as exc:
+        LOG.warning('%s: cannot set vcpu_quota: %s', domain.name, exc)
+    nodeset = topo_mod.format_cpulist(decision.memory_nodes)
+    try:
+        dom.setNumaParameters({'numa_nodeset': nodeset}, AFFECT_LIVE)
+        applied['numa_nodeset'] = nodeset
+    except libvirt.libvirtError as exc:
+        # e.g. a domain started without <numatune>: not fatal
+        LOG.info('%s: numa_nodeset not changed: %s', domain.name, exc)
+    return applied
+
+
+def qemu_pid(domain: dom_mod.Domain, run_dir: str = '/run/libvirt/qemu') -> int | None:
+    """PID of the domain's QEMU process from libvirt's pid file."""
+    import os
+    path = os.path.join(run_dir, domain.name + '.pid')
+    try:
+        with open(path, encoding='ascii') as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None

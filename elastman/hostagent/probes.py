@@ -1,0 +1,85 @@
+"""Latency probes feeding the BALM colour monitor.
+
+A probe returns the latest latency samples (ms) of latency-critical VMs:
+
+* ``bus``: samples the monitor publishes (``push`` is called by the
+  manager's notification endpoint or RPC method with a VM's p99);
+* ``local``: runs a configured command per VM and parses a number;
+* ``none``: nothing (controller stays idle).
+"""
+from __future__ import annotations
+
+import shlex
+import subprocess
+import threading
+import time
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+class Probe:
+    name = 'none'
+
+    def collect(self, vms: dict[str, str]) -> list[tuple[str, float, float]]:
+        """(vm uuid, time, latency ms) samples since the last call.
+
+        ``vms`` maps uuid -> name of the latency-critical VMs."""
+        return []
+
+
+class BusProbe(Probe):
+    """Samples pushed from the bus (monitor notifications or RPC)."""
+
+    name = 'bus'
+
+    def __init__(self, max_pending: int = 10000) -> None:
+        self._lock = threading.Lock()
+        self._pending: list[tuple[str, float, float]] = []
+        self._max = max_pending
+
+    def push(self, vm: str, latency_ms: float, ts: float | None = None) -> None:
+        with self._lock:
+            if len(self._pending) >= self._max:
+                self._pending.pop(0)
+            self._pending.append((vm, time.monotonic() if ts is None else ts,
+                                  float(latency_ms)))
+
+    def collect(self, vms):
+        with self._lock:
+            out, self._pending = self._pending, []
+        return [s for s in out if s[0] in vms]
+
+
+class CommandProbe(Probe):
+    """Runs ``command`` (with {uuid} and {name}) and reads a latency in ms."""
+
+    name = 'local'
+
+    def __init__(self, command: str, timeout: float = 1.0) -> None:
+        self.command = command
+        self.timeout = timeout
+
+    def collect(self, vms):
+        out = []
+        for uuid, name in vms.items():
+            argv = [a.format(uuid=uuid, name=name)
+                    for a in shlex.split(self.command)]
+            try:
+                res = subprocess.run(argv, capture_output=True, text=True,
+                                     timeout=self.timeout, check=True)
+                out.append((uuid, time.monotonic(),
+                            float(res.stdout.strip().split()[0])))
+            except (OSError, subprocess.SubprocessError, ValueError,
+                    IndexError) as exc:
+                LOG.debug('probe for %s failed: %s', name, exc)
+        return out
+
+
+def get_probe(conf_group) -> Probe:
+    if conf_group.probe == 'bus':
+        return BusProbe()
+    if conf_group.probe == 'local' and conf_group.local_probe_command:
+        return CommandProbe(conf_group.local_probe_command)
+    return Probe()

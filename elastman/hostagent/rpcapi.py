@@ -1,0 +1,31 @@
+"""Client side of the elastman-hostagent RPC API.
+
+API version history:
+    1.0 - status(), list_domains(), get_domain(), push_latency(),
+          controller_status()
+"""
+from elastman.common import rpc
+
+
+class HostAgentAPI(rpc.RPCClient):
+    WORKER = 'hostagent'
+    VERSION = '1.0'
+
+    def status(self, ctxt, server: str | None = None) -> dict:
+        return self.call(ctxt, 'status', version='1.0', server=server)
+
+    def list_domains(self, ctxt, server: str) -> list:
+        return self.call(ctxt, 'list_domains', version='1.0', server=server)
+
+    def get_domain(self, ctxt, server: str, uuid: str) -> dict | None:
+        return self.call(ctxt, 'get_domain', version='1.0', server=server,
+                         uuid=uuid)
+
+    def push_latency(self, ctxt, server: str, vm: str,
+                     latency_ms: float) -> None:
+        self.cast(ctxt, 'push_latency', version='1.0', server=server, vm=vm,
+                  latency_ms=latency_ms)
+
+    def controller_status(self, ctxt, server: str) -> dict:
+        return self.call(ctxt, 'controller_status', version='1.0',
+                         server=server)
