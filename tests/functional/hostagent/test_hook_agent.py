@@ -159,7 +159,8 @@ def _agent(state_dir, sysfs_root, tmp_path):
     from elastman.hostagent import manager
     conf = cfg.ConfigOpts()
     conf.register_opt(cfg.StrOpt('host', default='test-host'))
-    hostagent_conf.register_opts(conf)
+    # a fresh group: overrides live on the OptGroup, which CONF shares
+    conf.register_opts(hostagent_conf.hostagent_opts, group='hostagent')
     conf([], project='elastman-test', default_config_files=[])
     conf.set_override('state_dir', state_dir, 'hostagent')
     conf.set_override('sysfs_root', sysfs_root, 'hostagent')
