@@ -1,0 +1,320 @@
+"""Weighted-majority selection over the forecaster plug-ins, per cluster and metric.
+
+Each series (one cluster, one metric) owns one instance of every enabled
+forecaster and a :class:`WeightedMajority` selector.  A round:
+
+1. the one-step forecasts made last round are compared with the value that
+   was actually observed; every forecaster whose relative error exceeded the
+   tolerance has its weight multiplied by the penalty ``m`` (0 <= m < 1);
+   weights are renormalised so the largest is 1, and kept above a floor so a
+   long-penalised forecaster can win again when the workload changes shape;
+2. every forecaster updates on the history window and forecasts ``horizon``
+   steps; one that fails is skipped for this round and logged;
+3. ``majority`` mode returns the forecast of the heaviest forecaster (ties go
+   to the lowest recent error), ``average`` mode the weight-averaged forecast.
+"""
+import dataclasses
+import threading
+import zlib
+from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence
+
+import numpy as np
+from oslo_log import log as logging
+from stevedore import extension
+from stevedore import named
+
+from elastman.predictor import history as history_mod
+from elastman.predictor.forecasters import NAMESPACE
+from elastman.predictor.forecasters.base import NotEnoughHistory
+
+LOG = logging.getLogger(__name__)
+
+MODES = ('majority', 'average')
+#: Name reported when no forecaster could run and the last value is repeated.
+FALLBACK = 'last_value'
+
+
+class WeightedMajority:
+    """Weights of a pool of forecasters for one series (Littlestone & Warmuth).
+
+    :param names: forecaster names, in tie-break order.
+    :param tolerance: relative error above which a forecast is a miss.
+    :param penalty: factor ``m`` (0 <= m < 1) applied to a missing forecaster.
+    :param floor: smallest weight relative to the heaviest one.
+    :param smoothing: factor of the exponential average of relative errors (tie-break).
+    """
+
+    def __init__(self, names: Sequence[str], tolerance: float = 0.08, penalty: float = 0.5,
+                 floor: float = 0.01, smoothing: float = 0.05) -> None:
+        if not 0.0 <= penalty < 1.0:
+            raise ValueError('penalty must be in [0, 1)')
+        if tolerance < 0:
+            raise ValueError('tolerance must be >= 0')
+        self.names = list(names)
+        self.tolerance = float(tolerance)
+        self.penalty = float(penalty)
+        self.floor = float(min(max(floor, 0.0), 1.0))
+        self.smoothing = float(smoothing)
+        self.weights: Dict[str, float] = {n: 1.0 for n in self.names}
+        self.errors: Dict[str, Optional[float]] = {n: None for n in self.names}
+        self.rounds = 0
+
+    @staticmethod
+    def relative_error(predicted: float, actual: float) -> float:
+        return abs(predicted - actual) / max(abs(actual), 1e-9)
+
+    def penalise(self, actual: float, predictions: Mapping[str, float]) -> List[str]:
+        """Score last round's one-step ``predictions`` against ``actual``; return who missed."""
+        missed = []
+        for name, pred in predictions.items():
+            if name not in self.weights:
+                continue
+            err = self.relative_error(float(pred), float(actual))
+            old = self.errors.get(name)
+            self.errors[name] = err if old is None else (
+                (1 - self.smoothing) * old + self.smoothing * err)
+            if err > self.tolerance:
+                self.weights[name] *= self.penalty
+                missed.append(name)
+        self._renormalise()
+        self.rounds += 1
+        return missed
+
+    def _renormalise(self) -> None:
+        top = max(self.weights.values(), default=0.0)
+        if top <= 0.0:  # m == 0 and everyone missed: start again
+            self.weights = {n: 1.0 for n in self.weights}
+            return
+        for n, w in self.weights.items():
+            self.weights[n] = max(w / top, self.floor)
+
+    def ranking(self, available: Iterable[str]) -> List[str]:
+        """``available`` names, best first: heaviest, then lowest recent error, then order."""
+        order = {n: i for i, n in enumerate(self.names)}
+
+        def key(n: str) -> tuple:
+            w = self.weights.get(n, self.floor)
+            err = self.errors.get(n)
+            return (-round(w, 12), float('inf') if err is None else err, order.get(n, len(order)))
+        return sorted(available, key=key)
+
+    def choose(self, available: Iterable[str]) -> Optional[str]:
+        ranked = self.ranking(available)
+        return ranked[0] if ranked else None
+
+    def average(self, predictions: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Weight-averaged forecast of the given forecasters."""
+        names = list(predictions)
+        w = np.array([self.weights.get(n, self.floor) for n in names])
+        stack = np.vstack([np.asarray(predictions[n], dtype=float) for n in names])
+        return (w[:, None] * stack).sum(axis=0) / w.sum()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'names': list(self.names), 'tolerance': self.tolerance, 'penalty': self.penalty,
+                'floor': self.floor, 'smoothing': self.smoothing, 'rounds': self.rounds,
+                'weights': dict(self.weights), 'errors': dict(self.errors)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> 'WeightedMajority':
+        self = cls(data['names'], data.get('tolerance', 0.08), data.get('penalty', 0.5),
+                   data.get('floor', 0.01), data.get('smoothing', 0.05))
+        self.weights.update({k: float(v) for k, v in data.get('weights', {}).items()
+                             if k in self.weights})
+        self.errors.update({k: (None if v is None else float(v))
+                            for k, v in data.get('errors', {}).items() if k in self.errors})
+        self.rounds = int(data.get('rounds', 0))
+        return self
+
+
+@dataclasses.dataclass
+class Forecast:
+    """One round's forecast of one series."""
+
+    values: List[float]
+    chosen: Optional[str]
+    mode: str
+    weights: Dict[str, float]
+    predictions: Dict[str, List[float]]
+    failed: Dict[str, str]
+    missed: List[str]
+
+    @property
+    def value(self) -> Optional[float]:
+        """The next-step forecast (``None`` when there was no history at all)."""
+        return self.values[0] if self.values else None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class SeriesPredictor:
+    """Forecaster instances, selector and pending forecasts of one series."""
+
+    def __init__(self, classes: Mapping[str, type], selector: WeightedMajority,
+                 forecaster_kwargs: Optional[Mapping[str, Any]] = None) -> None:
+        kwargs = dict(forecaster_kwargs or {})
+        self.selector = selector
+        self.forecasters = {n: cls(**kwargs) for n, cls in classes.items()}
+        self.pending: Dict[str, List[float]] = {}
+        self._failing: set = set()
+
+    def _score(self, history: np.ndarray, advanced: int) -> List[str]:
+        if advanced < 1 or not self.pending or history.size == 0:
+            return []
+        due = {n: p[advanced - 1] for n, p in self.pending.items() if len(p) >= advanced}
+        return self.selector.penalise(float(history[-1]), due) if due else []
+
+    def _run(self, name: str, fc: Any, history: np.ndarray, horizon: int) -> np.ndarray:
+        fc.update(history)
+        return fc.predict(horizon)
+
+    def step(self, history: Sequence[Optional[float]], horizon: int = 1, mode: str = 'majority',
+             advanced: int = 1) -> Forecast:
+        """Score last round, update every forecaster, return this round's forecast."""
+        y = history_mod.clean(history)
+        missed = self._score(y, advanced)
+        preds: Dict[str, np.ndarray] = {}
+        failed: Dict[str, str] = {}
+        for name, fc in self.forecasters.items():
+            try:
+                preds[name] = self._run(name, fc, y, horizon)
+                self._failing.discard(name)
+            except NotEnoughHistory as exc:
+                failed[name] = str(exc)
+            except Exception as exc:  # a broken forecaster never breaks the round
+                failed[name] = '%s: %s' % (type(exc).__name__, exc)
+                log = LOG.debug if name in self._failing else LOG.warning
+                log('Forecaster %s skipped this round: %s', name, failed[name])
+                self._failing.add(name)
+        self.pending = {n: [float(v) for v in p] for n, p in preds.items()}
+        if preds:
+            if mode == 'average':
+                values, chosen = self.selector.average(preds), self.selector.choose(preds)
+            else:
+                chosen = self.selector.choose(preds)
+                values = preds[chosen]
+        elif y.size:
+            values, chosen = np.full(horizon, float(y[-1])), FALLBACK
+        else:
+            values, chosen = np.empty(0), None
+        return Forecast(values=[float(v) for v in values], chosen=chosen, mode=mode,
+                        weights=dict(self.selector.weights),
+                        predictions={n: [float(v) for v in p] for n, p in preds.items()},
+                        failed=failed, missed=missed)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'selector': self.selector.to_dict(), 'pending': dict(self.pending)}
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        sel = WeightedMajority.from_dict(data['selector'])
+        # Keep the configured pool; carry over what is known of it.
+        for n in self.selector.names:
+            if n in sel.weights:
+                self.selector.weights[n] = sel.weights[n]
+                self.selector.errors[n] = sel.errors[n]
+        self.selector.rounds = sel.rounds
+        self.pending = {n: list(p) for n, p in data.get('pending', {}).items()
+                        if n in self.forecasters}
+
+
+def load_forecaster_classes(names: Optional[Sequence[str]] = None) -> Dict[str, type]:
+    """Forecaster plug-in classes from the ``elastman.forecasters`` namespace."""
+    def _failed(manager: Any, ep: Any, exc: Exception) -> None:
+        LOG.error('Cannot load forecaster %s: %s', ep.name, exc)
+
+    if names:
+        mgr = named.NamedExtensionManager(NAMESPACE, names=list(names), invoke_on_load=False,
+                                          name_order=True, on_load_failure_callback=_failed)
+    else:
+        mgr = extension.ExtensionManager(NAMESPACE, invoke_on_load=False,
+                                         on_load_failure_callback=_failed)
+    classes = {ext.name: ext.plugin for ext in mgr}
+    missing = set(names or ()) - set(classes)
+    if missing:
+        LOG.warning('Unknown forecasters ignored: %s', ', '.join(sorted(missing)))
+    return classes
+
+
+class Ensemble:
+    """Forecasts many series; one :class:`SeriesPredictor` per key (cluster id, metric).
+
+    The selector state of a key is :meth:`state` / :meth:`load_state`; the
+    forecasters themselves are rebuilt from the history after a restart.
+    """
+
+    def __init__(self, names: Optional[Sequence[str]] = None, tolerance: float = 0.08,
+                 penalty: float = 0.5, mode: str = 'majority', horizon: int = 1,
+                 seasonal_periods: Sequence[int] = (), refit_interval: int = 10,
+                 weight_floor: float = 0.01,
+                 classes: Optional[Mapping[str, type]] = None) -> None:
+        if mode not in MODES:
+            raise ValueError('mode must be one of %s' % (MODES,))
+        self.classes = dict(classes) if classes is not None else load_forecaster_classes(names)
+        self.tolerance, self.penalty, self.floor = tolerance, penalty, weight_floor
+        self.mode, self.horizon = mode, max(1, int(horizon))
+        self.seasonal_periods = tuple(seasonal_periods)
+        self.refit_interval = max(1, int(refit_interval))
+        self._series: Dict[Hashable, SeriesPredictor] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_conf(cls, conf: Any) -> 'Ensemble':
+        """Build from the ``[predictor]`` option group."""
+        p = conf.predictor
+        period = float(p.period)
+        seasons = [int(round(s / period)) for s in p.seasonal_periods if s >= 2 * period]
+        return cls(names=p.forecasters, tolerance=p.tolerance, penalty=p.penalty,
+                   mode=p.selection, horizon=p.horizon, seasonal_periods=seasons,
+                   refit_interval=p.refit_interval, weight_floor=p.weight_floor)
+
+    @property
+    def names(self) -> List[str]:
+        return list(self.classes)
+
+    def series(self, key: Hashable) -> SeriesPredictor:
+        with self._lock:
+            sp = self._series.get(key)
+            if sp is None:
+                offset = zlib.crc32(repr(key).encode()) % self.refit_interval
+                sp = SeriesPredictor(
+                    self.classes,
+                    WeightedMajority(self.names, self.tolerance, self.penalty, self.floor),
+                    {'refit_interval': self.refit_interval, 'refit_offset': offset,
+                     'seasonal_periods': self.seasonal_periods})
+                self._series[key] = sp
+            return sp
+
+    def predict(self, key: Hashable, history: Sequence[Optional[float]],
+                horizon: Optional[int] = None, advanced: int = 1,
+                mode: Optional[str] = None) -> Forecast:
+        """Forecast ``horizon`` steps of series ``key`` from its ``history`` window.
+
+        ``advanced`` is how many new points the history holds since the last
+        call for this key (0: nothing to score).  Never raises.
+        """
+        horizon = self.horizon if horizon is None else max(1, int(horizon))
+        mode = mode or self.mode
+        try:
+            return self.series(key).step(history, horizon, mode, advanced)
+        except Exception:  # the library must never take the worker down
+            LOG.exception('Forecast of %s failed; repeating the last value', key)
+            y = history_mod.clean(history)
+            values = [float(y[-1])] * horizon if y.size else []
+            return Forecast(values, FALLBACK if values else None, mode, {}, {}, {}, [])
+
+    def state(self, key: Hashable) -> Dict[str, Any]:
+        """Serialisable selector state of ``key`` (weights, errors, pending forecasts)."""
+        return self.series(key).to_dict()
+
+    def load_state(self, key: Hashable, data: Mapping[str, Any]) -> None:
+        try:
+            self.series(key).load(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            LOG.warning('Ignoring bad stored predictor state of %s: %s', key, exc)
+
+    def forget(self, key: Hashable) -> None:
+        with self._lock:
+            self._series.pop(key, None)
+
+    def keys(self) -> List[Hashable]:
+        return list(self._series)

@@ -1,0 +1,88 @@
+"""The five ARIMA models of OnlineElastMan, estimated with statsmodels.
+
+ARIMA(1,0,0) first-order autoregressive, ARIMA(1,1,0) differenced first-order
+autoregressive, ARIMA(0,1,1) simple exponential smoothing, ARIMA(2,0,0)
+second-order autoregressive, ARIMA(0,1,0) random walk.  Models without
+differencing carry a constant (the mean); differenced models carry a drift.
+"""
+from typing import Tuple
+
+import numpy as np
+from statsmodels.tsa.arima.model import ARIMA
+
+from elastman.predictor.forecasters.base import ForecastError
+from elastman.predictor.forecasters.base import Forecaster
+
+
+class ArimaForecaster(Forecaster):
+    """ARIMA(p, d, q) on a sliding window; parameters re-estimated every ``refit_interval`` rounds."""
+
+    order: Tuple[int, int, int] = (1, 0, 0)
+    default_window = 120
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        p, d, q = self.order
+        self.min_history = max(4, 2 * (p + d + q) + 2)
+        self._res = None
+
+    @property
+    def name(self) -> str:
+        return 'arima_%d%d%d' % self.order
+
+    def _model(self, y: np.ndarray) -> ARIMA:
+        trend = 'c' if self.order[1] == 0 else 't'
+        return ARIMA(y, order=self.order, trend=trend)
+
+    def _fit(self, y: np.ndarray) -> None:
+        # Scale to unit level so the optimiser sees well-conditioned numbers.
+        self._scale = float(np.mean(np.abs(y))) or 1.0
+        model = self._model(y / self._scale)
+        try:
+            # Closed-form estimators: a few ms, where the default numerical
+            # MLE can take 100 ms on a series with a level shift.
+            res = model.fit(method='burg' if self.order[2] == 0 else 'hannan_rissanen',
+                            cov_type='none')
+        except Exception:  # e.g. a non-invertible first stage; fall back to MLE
+            res = model.fit(cov_type='none')
+        if not np.all(np.isfinite(res.params)):
+            raise ForecastError('%s: non-finite parameters' % self.name)
+        self._res = res
+
+    def _refresh(self, y: np.ndarray) -> None:
+        if self._res is None:
+            self._fit(y)
+            return
+        # Same parameters on the new window: a Kalman filter pass, no estimation.
+        self._res = self._model(y / self._scale).filter(
+            self._res.params, cov_type='none', low_memory=True)
+
+    def _predict(self, steps: int) -> np.ndarray:
+        if self._res is None:
+            raise ForecastError('%s is not fitted' % self.name)
+        return np.asarray(self._res.forecast(steps)) * self._scale
+
+
+class Arima100(ArimaForecaster):
+    """First-order autoregressive: stationary, auto-correlated workloads."""
+    order = (1, 0, 0)
+
+
+class Arima110(ArimaForecaster):
+    """Differenced first-order autoregressive: random walk with correlated steps."""
+    order = (1, 1, 0)
+
+
+class Arima011(ArimaForecaster):
+    """Simple exponential smoothing (with drift)."""
+    order = (0, 1, 1)
+
+
+class Arima200(ArimaForecaster):
+    """Second-order autoregressive."""
+    order = (2, 0, 0)
+
+
+class Arima010(ArimaForecaster):
+    """Random walk (with drift): non-stationary workloads."""
+    order = (0, 1, 0)

@@ -1,0 +1,69 @@
+"""Regression tree forecaster (scikit-learn ``DecisionTreeRegressor``).
+
+The tree is grown by recursive partitioning on lagged features of the series.
+A plain tree can only answer with values it has seen, so it cannot follow a
+trend; this one therefore learns the next *change* of the series from the last
+``lags`` changes and from how far the last value sits from the window mean,
+and rolls forward one step at a time for longer horizons.
+"""
+import numpy as np
+from sklearn.tree import DecisionTreeRegressor
+
+from elastman.predictor.forecasters.base import ForecastError
+from elastman.predictor.forecasters.base import Forecaster
+
+
+class RegressionTreeForecaster(Forecaster):
+    """Regression tree on lagged differences and level deviation."""
+
+    default_window = 360
+
+    def __init__(self, lags: int = 6, max_depth: int = 6, min_samples_leaf: int = 5,
+                 **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.lags = int(lags)
+        self.max_depth = int(max_depth)
+        self.min_samples_leaf = int(min_samples_leaf)
+        self.min_history = self.lags + 2 * self.min_samples_leaf + 2
+        self._tree = None
+        self._y = np.empty(0)
+
+    @property
+    def name(self) -> str:
+        return 'regression_tree'
+
+    def _features(self, y: np.ndarray, mean: float, scale: float) -> np.ndarray:
+        """One row per target: the ``lags`` previous differences and the deviation."""
+        d = np.diff(y) / scale
+        n = d.size - self.lags
+        cols = [d[i:i + n] for i in range(self.lags)]
+        cols.append((y[self.lags:self.lags + n] - mean) / scale)
+        return np.column_stack(cols)
+
+    def _fit(self, y: np.ndarray) -> None:
+        self._mean = float(np.mean(y))
+        self._scale = float(np.std(y)) or 1.0
+        x = self._features(y, self._mean, self._scale)
+        target = np.diff(y)[self.lags:] / self._scale
+        if target.size < 2:
+            raise ForecastError('regression_tree: too few samples')
+        self._tree = DecisionTreeRegressor(max_depth=self.max_depth,
+                                           min_samples_leaf=self.min_samples_leaf)
+        self._tree.fit(x, target)
+        self._y = y
+
+    def _refresh(self, y: np.ndarray) -> None:
+        self._y = y
+
+    def _predict(self, steps: int) -> np.ndarray:
+        if self._tree is None:
+            raise ForecastError('regression_tree is not fitted')
+        hist = list(self._y[-(self.lags + 1):])
+        out = []
+        for _ in range(steps):
+            h = np.asarray(hist[-(self.lags + 1):])
+            row = np.append(np.diff(h) / self._scale, (h[-1] - self._mean) / self._scale)
+            nxt = h[-1] + float(self._tree.predict(row.reshape(1, -1))[0]) * self._scale
+            hist.append(nxt)
+            out.append(nxt)
+        return np.asarray(out)

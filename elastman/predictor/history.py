@@ -1,0 +1,73 @@
+"""Sliding-window history of one series, and cleaning of raw samples.
+
+Monitors miss samples, nodes restart and counters glitch, so the history a
+forecaster sees is cleaned first: non-finite values (NaN, inf, None) are
+filled by linear interpolation between their finite neighbours, missing
+samples at the end repeat the last finite value, missing samples at the start
+are dropped, and negative rates are clipped to zero.  Irregular timestamps are
+put on a regular grid of one control period first, so a gap is a run of
+missing points rather than a silent jump.
+"""
+import collections
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+
+def clean(values: Iterable[Optional[float]]) -> np.ndarray:
+    """Return a finite, non-negative copy of ``values`` (possibly shorter)."""
+    y = np.array([np.nan if v is None else v for v in values], dtype=float)
+    y[~np.isfinite(y)] = np.nan
+    ok = ~np.isnan(y)
+    if not ok.any():
+        return np.empty(0)
+    y = y[int(np.argmax(ok)):]
+    ok = ~np.isnan(y)
+    if not ok.all():
+        idx = np.arange(y.size)
+        y = np.interp(idx, idx[ok], y[ok])  # also repeats the last value at the end
+    return np.maximum(y, 0.0)
+
+
+def regularise(timestamps: Sequence[float], values: Sequence[Optional[float]],
+               step: float, end: Optional[float] = None) -> np.ndarray:
+    """Average samples into buckets of ``step`` seconds; empty buckets become NaN.
+
+    The last bucket ends at ``end`` (default: the last timestamp).
+    """
+    t = np.asarray(timestamps, dtype=float)
+    v = np.array([np.nan if x is None else x for x in values], dtype=float)
+    if t.size == 0:
+        return np.empty(0)
+    end = float(t.max()) if end is None else float(end)
+    start = float(t.min())
+    n = int(np.floor((end - start) / step)) + 1
+    idx = np.clip(np.floor((t - start) / step).astype(int), 0, n - 1)
+    good = np.isfinite(v)
+    sums = np.bincount(idx[good], weights=v[good], minlength=n)
+    counts = np.bincount(idx[good], minlength=n)
+    out = np.full(n, np.nan)
+    out[counts > 0] = sums[counts > 0] / counts[counts > 0]
+    return out
+
+
+class History:
+    """A bounded window of the most recent observations of one series."""
+
+    def __init__(self, maxlen: int, values: Iterable[Optional[float]] = ()) -> None:
+        self._buf: collections.deque = collections.deque(maxlen=max(1, int(maxlen)))
+        self.extend(values)
+
+    def append(self, value: Optional[float]) -> None:
+        self._buf.append(np.nan if value is None else float(value))
+
+    def extend(self, values: Iterable[Optional[float]]) -> None:
+        for v in values:
+            self.append(v)
+
+    def __len__(self) -> int:
+        return len(self._buf)
+
+    def array(self) -> np.ndarray:
+        """The cleaned window, oldest first."""
+        return clean(self._buf)

@@ -1,0 +1,153 @@
+"""Weighted majority: penalties, renormalisation, selection, state round trip."""
+import json
+
+import numpy as np
+import pytest
+
+from elastman.predictor import ensemble as ens
+from elastman.predictor.forecasters import arima
+from elastman.predictor.forecasters import base
+
+
+def test_weights_start_at_one_and_missers_are_penalised():
+    wm = ens.WeightedMajority(['a', 'b', 'c'], tolerance=0.1, penalty=0.5, floor=0.0)
+    assert wm.weights == {'a': 1.0, 'b': 1.0, 'c': 1.0}
+    missed = wm.penalise(100.0, {'a': 105.0, 'b': 120.0, 'c': 50.0})
+    assert missed == ['b', 'c']
+    assert wm.weights == {'a': 1.0, 'b': 0.5, 'c': 0.5}
+    assert wm.choose(['a', 'b', 'c']) == 'a'
+    assert wm.choose(['b', 'c']) == 'b'  # same weight: lower recent error wins
+
+
+def test_renormalised_so_weights_never_underflow():
+    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.01, penalty=0.1, floor=0.0)
+    for _ in range(2000):
+        wm.penalise(100.0, {'a': 200.0, 'b': 200.0})
+    assert wm.weights == {'a': 1.0, 'b': 1.0}
+    for _ in range(2000):
+        wm.penalise(100.0, {'a': 100.0, 'b': 200.0})
+    assert wm.weights['a'] == 1.0
+    assert wm.weights['b'] == 0.0  # penalty**2000 underflows only with no floor
+
+
+def test_floor_lets_a_forecaster_win_again():
+    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.05, penalty=0.5, floor=0.01)
+    for _ in range(100):
+        wm.penalise(100.0, {'a': 100.0, 'b': 300.0})
+    assert wm.weights['b'] == 0.01
+    rounds = 0
+    while wm.choose(['a', 'b']) == 'a':
+        wm.penalise(100.0, {'a': 300.0, 'b': 100.0})
+        rounds += 1
+    assert rounds == 7  # 0.5**7 < 0.01
+
+
+def test_zero_penalty_everyone_missed_resets():
+    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.0, penalty=0.0)
+    wm.penalise(1.0, {'a': 2.0, 'b': 3.0})
+    assert wm.weights == {'a': 1.0, 'b': 1.0}
+
+
+@pytest.mark.parametrize('penalty', [-0.1, 1.0, 1.5])
+def test_penalty_out_of_range(penalty):
+    with pytest.raises(ValueError):
+        ens.WeightedMajority(['a'], penalty=penalty)
+
+
+def test_average_is_weighted():
+    wm = ens.WeightedMajority(['a', 'b'])
+    wm.weights = {'a': 1.0, 'b': 0.25}
+    out = wm.average({'a': np.array([100.0, 200.0]), 'b': np.array([200.0, 400.0])})
+    assert out == pytest.approx([120.0, 240.0])
+
+
+def test_state_round_trip_is_json():
+    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.1, penalty=0.3)
+    wm.penalise(10.0, {'a': 10.0, 'b': 20.0})
+    data = json.loads(json.dumps(wm.to_dict()))
+    back = ens.WeightedMajority.from_dict(data)
+    assert back.weights == wm.weights and back.errors == wm.errors
+    assert back.penalty == 0.3 and back.tolerance == 0.1 and back.rounds == 1
+
+
+class Fixed(base.Forecaster):
+    """Forecasts ``value`` forever."""
+    value = 0.0
+    min_history = 1
+
+    def _fit(self, y):
+        pass
+
+    def _predict(self, steps):
+        return np.full(steps, self.value)
+
+
+class Hundred(Fixed):
+    value = 100.0
+
+
+class Fifty(Fixed):
+    value = 50.0
+
+
+def test_series_round_scores_previous_forecast_and_selects_heaviest():
+    e = ens.Ensemble(classes={'fifty': Fifty, 'hundred': Hundred}, tolerance=0.1, penalty=0.5)
+    f = e.predict('c', [10.0, 20.0])
+    assert f.chosen == 'fifty' and f.missed == []  # tie: configured order
+    f = e.predict('c', [10.0, 20.0, 100.0])
+    assert f.missed == ['fifty']
+    assert f.chosen == 'hundred' and f.values == [100.0]
+    assert f.weights == {'fifty': 0.5, 'hundred': 1.0}
+    avg = e.predict('c', [10.0, 20.0, 100.0, 100.0], mode='average')
+    assert avg.values == pytest.approx([(0.25 * 50 + 100) / 1.25])
+    # advanced=0: the same history again scores nothing
+    again = e.predict('c', [10.0, 20.0, 100.0, 100.0], advanced=0)
+    assert again.missed == [] and again.weights == avg.weights
+
+
+def test_horizon_and_per_key_isolation():
+    e = ens.Ensemble(classes={'arima_010': arima.Arima010}, horizon=4)
+    f = e.predict(('c1', 'read'), np.arange(1.0, 30.0))
+    assert len(f.values) == 4
+    g = e.predict(('c1', 'write'), np.arange(1.0, 30.0), horizon=12)
+    assert len(g.values) == 12
+    assert set(e.keys()) == {('c1', 'read'), ('c1', 'write')}
+    e.forget(('c1', 'read'))
+    assert e.keys() == [('c1', 'write')]
+
+
+def test_ensemble_state_survives_a_restart():
+    classes = {'fifty': Fifty, 'hundred': Hundred}
+    e = ens.Ensemble(classes=classes, tolerance=0.1)
+    y = [100.0, 101.0] * 5  # not constant: the constant shortcut would hide Fixed
+    for t in range(3, 8):
+        e.predict('c', y[:t])
+    state = json.loads(json.dumps(e.state('c')))
+    fresh = ens.Ensemble(classes=classes, tolerance=0.1)
+    fresh.load_state('c', state)
+    assert fresh.state('c')['selector']['weights'] == state['selector']['weights']
+    f = fresh.predict('c', y[:8])
+    assert f.missed == ['fifty']  # the stored pending forecast was scored
+    fresh.load_state('other', {'garbage': True})  # ignored, logged
+
+
+def test_invalid_mode():
+    with pytest.raises(ValueError):
+        ens.Ensemble(classes={}, mode='median')
+
+
+def test_from_conf_uses_predictor_options():
+    from oslo_config import cfg
+
+    from elastman.conf import predictor as pconf
+    conf = cfg.ConfigOpts()
+    pconf.register_opts(conf)
+    conf([], project='elastman')
+    conf.set_override('period', 300, group='predictor')
+    conf.set_override('forecasters', ['arima_010', 'holt_winters'], group='predictor')
+    conf.set_override('selection', 'average', group='predictor')
+    e = ens.Ensemble.from_conf(conf)
+    assert e.names == ['arima_010', 'holt_winters']
+    assert e.seasonal_periods == (288, 2016)
+    assert e.mode == 'average' and e.horizon == conf.predictor.horizon
+    assert e.tolerance == conf.predictor.tolerance

@@ -1,0 +1,90 @@
+"""Each forecaster on the shape it is meant for, and the plug-in wiring."""
+import numpy as np
+import pytest
+from stevedore import extension
+
+from elastman.predictor import ensemble as ens
+from elastman.predictor.forecasters import arima
+from elastman.predictor.forecasters import seasonal
+from elastman.predictor.forecasters import tree
+from tests.unit.predictor import synthetic
+
+ALL = ['regression_tree', 'arima_100', 'arima_110', 'arima_011', 'arima_200',
+       'arima_010', 'holt_winters']
+
+
+def test_entry_points_load_every_forecaster():
+    mgr = extension.ExtensionManager('elastman.forecasters', invoke_on_load=False)
+    assert set(ALL) <= set(mgr.names())
+    classes = ens.load_forecaster_classes()
+    for name in ALL:
+        assert classes[name]().name == name
+
+
+def test_named_subset_keeps_order_and_ignores_unknown():
+    classes = ens.load_forecaster_classes(['arima_010', 'no_such', 'regression_tree'])
+    assert list(classes) == ['arima_010', 'regression_tree']
+
+
+def test_random_walk_forecast_is_last_value_plus_drift():
+    y = np.r_[np.arange(100.0, 200.0)]
+    fc = arima.Arima010()
+    fc.update(y)
+    assert fc.predict(3) == pytest.approx([200.0, 201.0, 202.0], rel=1e-3)
+
+
+def test_ar1_reverts_to_mean():
+    y = synthetic.stationary_ar(n=200, sd=10.0)
+    fc = arima.Arima100()
+    fc.update(np.r_[y, 1200.0])
+    out = fc.predict(30)
+    assert out[0] < 1200.0 and abs(out[-1] - np.mean(y)) < 60
+
+
+def test_tree_extrapolates_a_ramp():
+    y = np.linspace(100.0, 400.0, 301)
+    fc = tree.RegressionTreeForecaster()
+    fc.update(y)
+    assert fc.predict(5) == pytest.approx([401, 402, 403, 404, 405], rel=1e-3)
+
+
+def test_holt_winters_learns_the_season():
+    y = synthetic.diurnal(n=200, period=24, noise=0.0)
+    fc = seasonal.HoltWintersForecaster(seasonal_periods=[24, 168])
+    fc.update(y[:192])
+    assert fc._season == 24  # 168 does not fit twice
+    assert fc.predict(8) == pytest.approx(y[192:200], rel=0.02)
+
+
+def test_holt_winters_without_season_is_damped_trend():
+    fc = seasonal.HoltWintersForecaster(seasonal_periods=[1440])
+    fc.update(np.linspace(10.0, 100.0, 60))
+    assert fc._season is None
+    assert fc.predict(1)[0] == pytest.approx(101.5, rel=0.02)
+
+
+def test_refits_are_bounded():
+    calls = {'fit': 0, 'refresh': 0}
+    fc = arima.Arima100(refit_interval=5)
+    real_fit, real_refresh = fc._fit, fc._refresh
+
+    def fit(y):
+        calls['fit'] += 1
+        real_fit(y)
+
+    def refresh(y):
+        calls['refresh'] += 1
+        assert y.size <= fc.window  # sliding window: cost does not grow
+        real_refresh(y)
+    fc._fit, fc._refresh = fit, refresh
+    y = synthetic.random_walk(n=400)
+    for t in range(200, 400):
+        fc.update(y[:t])
+        fc.predict(1)
+    assert calls['fit'] == 40 and calls['refresh'] == 160
+
+
+def test_refit_offsets_spread_over_series():
+    e = ens.Ensemble(classes={'arima_100': arima.Arima100}, refit_interval=10)
+    ages = {e.series(('c%d' % i, 'read')).forecasters['arima_100']._age for i in range(50)}
+    assert len(ages) > 5

@@ -1,0 +1,85 @@
+"""History cleaning, the forecast-eval command and its plot."""
+import argparse
+import csv
+
+import numpy as np
+import pytest
+
+from elastman.conf import predictor as pconf
+from elastman.predictor import evaluate
+from elastman.predictor import history
+
+
+def test_clean_interpolates_and_trims():
+    out = history.clean([None, np.nan, 1.0, np.nan, 3.0, float('inf'), -2.0, np.nan])
+    assert out.tolist() == [1.0, 2.0, 3.0, 0.5, 0.0, 0.0]  # interpolated, then clipped
+
+
+def test_regularise_buckets_and_marks_gaps():
+    out = history.regularise([0, 10, 20, 130, 190], [1.0, 3.0, 5.0, 7.0, np.nan], step=60)
+    assert out[0] == 3.0 and np.isnan(out[1]) and out[2] == 7.0
+    assert np.isnan(out[3])
+
+
+def test_history_window_is_bounded():
+    h = history.History(maxlen=5, values=range(10))
+    h.append(None)
+    assert len(h) == 5 and h.array().tolist() == [6.0, 7.0, 8.0, 9.0, 9.0]
+
+
+def test_mape_and_smape():
+    assert evaluate.mape([100, 200], [110, 180]) == pytest.approx(10.0)
+    assert evaluate.smape([100, 100], [100, 300]) == pytest.approx(50.0)
+    assert evaluate.mape([0, 100], [5, 100]) == 0.0  # zero actuals skipped
+
+
+def _write_trace(path, n=120):
+    rng = np.random.default_rng(3)
+    read = 1000 + 10 * np.arange(n) + rng.normal(0, 10, n)
+    write = 300 + rng.normal(0, 5, n)
+    with open(path, 'w', newline='') as f:
+        w = csv.writer(f)
+        w.writerow(['timestamp', 'read', 'write'])
+        for i in range(n):
+            w.writerow([60 * i, '%.2f' % read[i], '' if i == 50 else '%.2f' % write[i]])
+
+
+def test_run_reports_every_forecaster_and_plots(tmp_path):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace)
+    png = tmp_path / 'out.png'
+    res = evaluate.run(str(trace), plot_path=str(png),
+                       names=['arima_010', 'arima_100', 'regression_tree'])
+    assert set(res) == {'read', 'write'}
+    r = res['read']
+    assert set(r['forecasters']) == {'arima_010', 'arima_100', 'regression_tree'}
+    assert r['majority']['mape'] < 2.0 and r['average']['smape'] < 2.0
+    # Too short for any forecaster at first: the last value is repeated.
+    assert r['timeline'][0] == (1, 'last_value')
+    assert r['timeline'][1][1] in r['forecasters']
+    assert (tmp_path / 'out-read.png').stat().st_size > 10000
+    assert (tmp_path / 'out-write.png').exists()
+
+
+def test_cli_main_and_subparser(tmp_path, capsys):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=80)
+    assert evaluate.main([str(trace), '--column', 'read', '--forecasters',
+                          'arima_010,arima_011', '--horizon', '2']) == 0
+    out = capsys.readouterr().out
+    assert 'ensemble/majority' in out and 'arima_011' in out and 'timeline' in out
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    evaluate.add_subparser(sub)
+    args = parser.parse_args(['forecast-eval', str(trace), '--json', '--column', 'write',
+                              '--forecasters', 'arima_010'])
+    assert args.func(args) == 0
+    assert '"majority"' in capsys.readouterr().out
+
+
+def test_predictor_options_listed_with_help():
+    (group, opts), = pconf.list_opts()
+    names = {o.name for o in opts}
+    assert {'period', 'tolerance', 'penalty', 'selection', 'history_window', 'horizon',
+            'forecasters', 'seasonal_periods', 'refit_interval', 'weight_floor'} <= names
+    assert all(o.help for o in opts)
