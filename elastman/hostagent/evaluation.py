@@ -62,7 +62,7 @@ def build_host(policy: str, seed: int = 42, same_socket: bool = False
 
 
 def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
-        phase_seconds: float = 30.0, seed: int = 42, same_socket: bool = False,
+        phase_seconds: float = 36.0, seed: int = 42, same_socket: bool = False,
         config: balm.BalmConfig | None = None, record: bool = False
         ) -> RunResult:
     """Run one policy through every load phase; deterministic for a seed."""
