@@ -203,8 +203,8 @@ class HostAgentManager(manager.Manager):
         LOG.info('placed %s (%s): %s', dom.name, dom.vm_class, applied)
 
     def _home_node(self, decision: placement.Decision) -> int:
-        nodes = self.topology.node_ids
-        return nodes[-1] if len(nodes) > 1 else nodes[0]
+        return decision.node if decision.node is not None \
+            else self.topology.node_ids[0]
 
     def _forget(self, dom: domains.Domain) -> None:
         self._lc_nodes.pop(dom.uuid, None)

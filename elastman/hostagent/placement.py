@@ -2,9 +2,10 @@
 
 * latency-critical: vCPUs and the emulator pinned to the CPUs of one NUMA
   node (the least loaded by other LC VMs), memory strictly on that node;
-* best-effort: vCPUs on the host's CPUs (left to the scheduler), a vCPU
-  quota, memory allowed on every node (so BALM can move pages across
-  sockets), and an MBA class of service (resctrl group) when MBA exists.
+* best-effort: vCPUs and emulator on the CPUs of the node with the fewest LC
+  VMs (all threads of a VM on one socket, as BALM assumes), a vCPU quota,
+  memory allowed on every node (so BALM can move pages across sockets), and
+  an MBA class of service (resctrl group) when MBA exists.
 
 Live tuning only (``VIR_DOMAIN_AFFECT_LIVE``): nothing in the persistent
 definition changes, and Nova stays the owner of the domain XML. Memory
@@ -49,7 +50,9 @@ def decide(domain: dom_mod.Domain, topology: topo_mod.Topology,
         cpus = list(topology.nodes[node].cpus)
         return Decision(dom_mod.LATENCY_CRITICAL, node, cpus, cpus, [node],
                         lc_quota)
-    return Decision(dom_mod.BEST_EFFORT, None, all_cpus, all_cpus,
+    node = min(nodes, key=lambda n: (lc_per_node.get(n, 0), -n))
+    cpus = list(topology.nodes[node].cpus) or all_cpus
+    return Decision(dom_mod.BEST_EFFORT, node, cpus, cpus,
                     topology.node_ids, be_quota, mba=100)
 
 

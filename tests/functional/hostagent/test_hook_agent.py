@@ -197,11 +197,11 @@ def test_hook_agent_placement_visible_in_libvirt(
         lc_rec = agent.registry.get(lc.UUIDString())
         assert lc_rec.vm_class == 'latency-critical' and lc_rec.slo_ms == 35
         assert agent.registry.get(be.UUIDString()).vm_class == 'best-effort'
-        # what libvirt shows: LC pinned to node 0's CPU, BE on all CPUs
+        # what libvirt shows: LC pinned to node 0's CPU, BE to the other node
         assert lc.vcpuPinInfo(1)[0] == (True, False)
         assert lc.emulatorPinInfo(1) == (True, False)
         assert lc.schedulerParameters()['vcpu_quota'] == 90000
-        assert be.vcpuPinInfo(1)[0] == (True, True)
+        assert be.vcpuPinInfo(1)[0] == (False, True)
         assert be.schedulerParameters()['vcpu_quota'] == 40000
         virsh = subprocess.run(['virsh', '-c', URI, 'vcpupin', lc.name()],
                                capture_output=True, text=True).stdout

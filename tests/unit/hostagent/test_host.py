@@ -181,9 +181,9 @@ def test_placement_decisions(fake_sys):
     assert d.node == 1 and d.cpus == [4, 5, 6, 7] and d.memory_nodes == [1]
     assert d.emulator_cpus == d.cpus
     be = domains.Domain('v', 'be')
-    d = placement.decide(be, topo, {}, be_quota=30000)
+    d = placement.decide(be, topo, {0: 1}, be_quota=30000)
     assert d.memory_nodes == [0, 1] and d.vcpu_quota == 30000
-    assert d.cpus == list(range(8)) and d.mba == 100
+    assert d.node == 1 and d.cpus == [4, 5, 6, 7] and d.mba == 100
 
 
 def test_classify_xml_matches_hook_convention():
