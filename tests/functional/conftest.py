@@ -1,0 +1,81 @@
+"""Session-wide real services: one Cassandra store node and one RabbitMQ vhost.
+
+Each test gets a keyspace of its own where it needs isolation.
+"""
+import os
+import uuid
+
+from oslo_config import cfg
+import pytest
+
+from elastman.common import config as em_config
+from elastman import store as em_store
+from elastman.store import connection
+from elastman.store import schema
+from tests.functional import services
+
+
+@pytest.fixture(scope='session')
+def conf():
+    conf = em_config.CONF
+    conf([], project='elastman', default_config_files=[])
+    return conf
+
+
+@pytest.fixture(scope='session')
+def store_node(conf):
+    node = services.start_store(conf)
+    yield node
+    node.destroy()
+    assert not os.path.exists(node.spec.base_dir)
+
+
+@pytest.fixture(scope='session')
+def rabbit():
+    broker = services.Rabbit()
+    broker.start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture
+def keyspace_conf(conf, store_node):
+    """CONF pointed at the test store with a fresh keyspace."""
+    keyspace = 'test_%s' % uuid.uuid4().hex[:12]
+    conf.set_override('contact_points', [store_node.spec.address], 'store')
+    conf.set_override('port', store_node.spec.cql_port, 'store')
+    conf.set_override('keyspace', keyspace, 'store')
+    yield conf
+    session = connection.connect(conf)
+    session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace)
+    connection.close(session)
+    conf.clear_override('keyspace', 'store')
+
+
+@pytest.fixture
+def store(keyspace_conf):
+    session = connection.connect(keyspace_conf)
+    schema.sync(session, keyspace_conf)
+    connection.close(session)
+    opened = em_store.Store.open(keyspace_conf)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def config_file(tmp_path, keyspace_conf, store_node):
+    """Write a config file for a child process using the test store."""
+    def make(**groups):
+        groups.setdefault('DEFAULT', {})
+        groups['DEFAULT'].setdefault('state_path', str(tmp_path / 'state'))
+        store_opts = groups.setdefault('store', {})
+        store_opts.setdefault('contact_points', store_node.spec.address)
+        store_opts.setdefault('port', store_node.spec.cql_port)
+        store_opts.setdefault('keyspace', keyspace_conf.store.keyspace)
+        return services.write_config(str(tmp_path / 'elastman.conf'),
+                                     **groups)
+    return make
+
+
+def pytest_configure(config):
+    cfg.CONF.reset()

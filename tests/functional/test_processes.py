@@ -1,0 +1,165 @@
+"""Separate elastman processes over a real RabbitMQ, and the commands an
+operator runs: db sync, elastman-all, clean SIGTERM shutdown."""
+import json
+import signal
+import subprocess
+import sys
+import threading
+import urllib.request
+
+from elastman.common import context
+from elastman.common import rpc
+from elastman.monitor import rpcapi as monitor_rpcapi
+from tests.functional import services
+
+
+class _Process:
+    """A child elastman process whose output is collected as it comes."""
+
+    def __init__(self, *argv):
+        self.popen = subprocess.Popen(
+            [sys.executable, '-m', *argv], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self):
+        for line in self.popen.stdout:
+            self.lines.append(line)
+
+    @property
+    def output(self):
+        return ''.join(self.lines)
+
+    def wait_for_line(self, text, timeout=60):
+        services.wait_for(lambda: text in self.output or
+                          self.popen.poll() is not None, timeout=timeout)
+        assert text in self.output, self.output
+
+    def terminate(self, timeout=60):
+        self.popen.send_signal(signal.SIGTERM)
+        self.popen.wait(timeout)
+        self._reader.join(10)
+        return self.popen.returncode
+
+    def kill(self):
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(10)
+
+
+def _sync(config):
+    out = subprocess.run([sys.executable, '-m', 'elastman.cmd.manage',
+                          '--config-file', config, 'db', 'sync'],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_db_sync_twice_is_a_noop(config_file):
+    config = config_file()
+    assert 'applied migrations 1' in _sync(config)
+    assert 'up to date' in _sync(config)
+
+
+def test_rpc_call_across_processes_over_rabbit(conf, config_file, rabbit):
+    config = config_file(DEFAULT={'transport_url': rabbit.url,
+                                  'host': 'monitor-under-test'})
+    _sync(config)
+    worker = _Process('elastman.cmd.monitor', '--config-file', config)
+    try:
+        worker.wait_for_line('monitor worker started')
+        conf.set_override('transport_url', rabbit.url)
+        transport = rpc.get_transport(conf)
+        client = monitor_rpcapi.MonitorAPI(conf, transport)
+        status = client.status(context.get_admin_context(),
+                               server='monitor-under-test')
+        assert status['worker'] == 'monitor'
+        assert status['host'] == 'monitor-under-test'
+        assert status['rpc_api_version'] == '1.0'
+        transport.cleanup()
+
+        assert worker.terminate() == 0, worker.output
+        assert 'monitor worker stopped' in worker.output
+    finally:
+        conf.clear_override('transport_url')
+        worker.kill()
+
+
+def test_notifications_over_rabbit(conf, rabbit):
+    conf.set_override('transport_url', rabbit.url)
+    try:
+        transport = rpc.get_notification_transport(conf)
+        received = []
+
+        class Endpoint:
+            def info(self, ctxt, publisher_id, event_type, payload,
+                     metadata):
+                received.append((publisher_id, event_type, payload))
+
+        listener = rpc.get_listener(conf, transport, [Endpoint()],
+                                    pool='test')
+        listener.start()
+        try:
+            notifier = rpc.get_notifier(conf, transport, 'monitor.test')
+            notifier.info(context.get_admin_context(), 'sample.node',
+                          {'reads_per_s': 12.5})
+            services.wait_for(lambda: received, timeout=30)
+        finally:
+            listener.stop()
+            listener.wait()
+        assert received == [('monitor.test', 'sample.node',
+                             {'reads_per_s': 12.5})]
+        transport.cleanup()
+    finally:
+        conf.clear_override('transport_url')
+
+
+def test_elastman_all_runs_without_a_broker(config_file, tmp_path):
+    config = config_file(api={'bind_port': 0})
+    _sync(config)
+    config = config_file(api={'bind_port': 19870})
+    proc = _Process('elastman.cmd.all', '--config-file', config)
+    try:
+        def version_doc():
+            try:
+                with urllib.request.urlopen('http://127.0.0.1:19870/v1',
+                                            timeout=2) as resp:
+                    return json.load(resp)
+            except OSError:
+                return None
+        doc = services.wait_for(version_doc, timeout=60)
+        assert doc['version']['id'] == 'v1.0'
+        assert proc.terminate() == 0, proc.output
+        for worker in ('monitor', 'trainer', 'predictor', 'actuator'):
+            assert '%s worker stopped' % worker in proc.output
+    finally:
+        proc.kill()
+
+
+def test_unreachable_store_is_one_clear_line(tmp_path):
+    config = services.write_config(
+        str(tmp_path / 'bad.conf'),
+        DEFAULT={'state_path': str(tmp_path)},
+        store={'contact_points': '127.0.0.1', 'port': 1,
+               'connect_retries': 1, 'connect_timeout': 1})
+    out = subprocess.run([sys.executable, '-m', 'elastman.cmd.all',
+                          '--config-file', config], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 1
+    assert 'Cannot reach the store at 127.0.0.1:1' in out.stderr
+    assert 'Traceback' not in out.stderr
+
+
+def test_unreachable_broker_is_one_clear_line(tmp_path):
+    config = services.write_config(
+        str(tmp_path / 'bad.conf'),
+        DEFAULT={'state_path': str(tmp_path),
+                 'transport_url': 'rabbit://guest:guest@127.0.0.1:1/'})
+    out = subprocess.run([sys.executable, '-m', 'elastman.cmd.monitor',
+                          '--config-file', config], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 1
+    assert 'Cannot reach the message broker at 127.0.0.1:1' in out.stderr
+    assert 'Traceback' not in out.stderr

@@ -1,0 +1,149 @@
+"""The store against a real Cassandra node."""
+import datetime
+import uuid
+
+import pytest
+
+from elastman.common import exception
+from elastman.store import connection
+from elastman.store import schema
+
+
+def test_db_sync_creates_schema_and_is_idempotent(keyspace_conf):
+    session = connection.connect(keyspace_conf)
+    try:
+        assert schema.current_version(session, keyspace_conf.store.keyspace) \
+            == 0
+        assert schema.sync(session, keyspace_conf) == [schema.LATEST]
+        assert schema.current_version(
+            session, keyspace_conf.store.keyspace) == schema.LATEST
+        assert schema.sync(session, keyspace_conf) == []
+        tables = session.cluster.metadata.keyspaces[
+            keyspace_conf.store.keyspace].tables
+        for table in ('clusters', 'nodes', 'samples', 'models', 'forecasts',
+                      'actions', 'decisions', 'leases', 'schema_migrations'):
+            assert table in tables
+    finally:
+        connection.close(session)
+
+
+def test_open_refuses_unsynced_keyspace(keyspace_conf):
+    from elastman import store as em_store
+    with pytest.raises(exception.SchemaOutOfDate, match='db sync'):
+        em_store.Store.open(keyspace_conf)
+
+
+def test_clusters_round_trip_and_paging(store):
+    created = [store.clusters.create('project-a', 'c%d' % i,
+                                     spec={'size': 3, 'flavor': 'small'})
+               for i in range(5)]
+    store.clusters.create('project-b', 'other', spec={})
+    got = store.clusters.get(created[0]['id'])
+    assert got['spec'] == {'size': 3, 'flavor': 'small'}
+    assert got['project_id'] == 'project-a'
+
+    seen, marker = [], None
+    while True:
+        page = store.clusters.list('project-a', limit=2, marker=marker)
+        assert len(page) <= 2
+        seen.extend(row['id'] for row in page)
+        marker = page.next_marker
+        if marker is None:
+            break
+    assert sorted(seen) == sorted(c['id'] for c in created)
+
+    updated = store.clusters.update(created[1]['id'], state='SCALING',
+                                    policy={'min': 3})
+    assert updated['state'] == 'SCALING' and updated['policy'] == {'min': 3}
+    store.clusters.delete(created[1]['id'])
+    with pytest.raises(exception.NotFound):
+        store.clusters.get(created[1]['id'])
+    with pytest.raises(ValueError):
+        store.clusters.update(created[0]['id'], project_id='x')
+
+
+def test_nodes(store):
+    cid = uuid.uuid4()
+    store.nodes.upsert(cid, 'n1', address='127.0.0.2', flavor='small',
+                       state='UN', seed=True, details={'pid': 1})
+    store.nodes.upsert(cid, 'n1', state='DN')
+    store.nodes.upsert(cid, 'n2', address='127.0.0.3', flavor='large')
+    n1 = store.nodes.get(cid, 'n1')
+    assert n1['state'] == 'DN' and n1['address'] == '127.0.0.2'
+    assert n1['details'] == {'pid': 1} and n1['created_at'] is not None
+    assert [n['node_id'] for n in store.nodes.list(cid)] == ['n1', 'n2']
+    store.nodes.delete(cid, 'n2')
+    assert len(store.nodes.list(cid)) == 1
+
+
+def test_samples_have_ttl_and_come_back_newest_first(store, keyspace_conf):
+    cid = uuid.uuid4()
+    t0 = datetime.datetime(2026, 1, 1, 12, 0, 0)
+    for i in range(3):
+        store.samples.add({'cluster_id': cid, 'node_id': 'n1',
+                           'ts': t0 + datetime.timedelta(minutes=i),
+                           'up': True, 'reads_per_s': 100.0 + i,
+                           'writes_per_s': 50.0, 'read_p99_ms': 3.5})
+    rows = store.samples.for_node(cid, 'n1')
+    assert [r['reads_per_s'] for r in rows] == [102.0, 101.0, 100.0]
+    assert store.samples.for_node(cid, 'n1', limit=1)[0]['reads_per_s'] \
+        == 102.0
+    ttl = store.session.execute(
+        'SELECT TTL(reads_per_s) AS t FROM samples WHERE cluster_id = %s '
+        'AND node_id = %s LIMIT 1', (cid, 'n1')).one()['t']
+    assert 0 < ttl <= keyspace_conf.store.sample_ttl
+    store.samples.add_cluster_workload(cid, t0, 10.0, 5.0, 3, 3)
+    store.samples.add_cluster_workload(
+        cid, t0 + datetime.timedelta(minutes=1), 20.0, 5.0, 3, 3)
+    history = store.samples.cluster_workload(cid, t0)
+    assert [h['reads_per_s'] for h in history] == [10.0, 20.0]
+
+
+def test_model_versions(store):
+    assert store.models.save('flavor', 'small', b'one', {'C': 1}) == 1
+    assert store.models.save('flavor', 'small', b'two', {'C': 1}) == 2
+    assert store.models.get('flavor', 'small')['payload'] == b'two'
+    assert store.models.get('flavor', 'small', version=1)['payload'] == b'one'
+    store.models.prune('flavor', 'small', keep=1)
+    with pytest.raises(exception.NotFound):
+        store.models.get('flavor', 'small', version=1)
+    store.models.save_cells('vm', 'n1', {'1:2:3': b'a', '1:2:4': b'b'})
+    assert store.models.cells('vm', 'n1') == {'1:2:3': b'a', '1:2:4': b'b'}
+
+
+def test_forecasts(store):
+    cid = uuid.uuid4()
+    store.forecasts.add(cid, 'reads', datetime.datetime(2026, 1, 1), 60,
+                        [1.0, 2.0], 'arima_100', {'arima_100': 1.0,
+                                                  'regression_tree': 0.5})
+    latest = store.forecasts.latest(cid, 'reads')
+    assert latest['predicted'] == [1.0, 2.0] and latest['horizon_s'] == 120
+    assert latest['weights']['regression_tree'] == 0.5
+
+
+def test_action_journal(store):
+    cid = uuid.uuid4()
+    action = store.actions.create(cid, 'scale_out', {'count': 1})
+    assert action['state'] == 'RUNNING' and action['step'] == 'created'
+    store.actions.advance(cid, action['id'], 'server_created',
+                          expected_step='created', result={'server': 's1'})
+    with pytest.raises(exception.Conflict):
+        store.actions.advance(cid, action['id'], 'server_active',
+                              expected_step='created')
+    assert [a['id'] for a in store.actions.unfinished(cid)] == [action['id']]
+    store.actions.advance(cid, action['id'], 'done', state='SUCCEEDED')
+    assert store.actions.unfinished(cid) == []
+    store.actions.record_decision(cid, datetime.datetime(2026, 1, 1), 'none',
+                                  {'reason': 'cooling down'})
+    assert store.actions.decisions(cid)[0]['record'] == {
+        'reason': 'cooling down'}
+
+
+def test_leases_are_exclusive(store):
+    assert store.leases.acquire('cluster-x', 'host-a', ttl=30)
+    assert not store.leases.acquire('cluster-x', 'host-b', ttl=30)
+    assert store.leases.acquire('cluster-x', 'host-a', ttl=30)
+    assert store.leases.holder('cluster-x') == 'host-a'
+    assert not store.leases.release('cluster-x', 'host-b')
+    assert store.leases.release('cluster-x', 'host-a')
+    assert store.leases.acquire('cluster-x', 'host-b', ttl=30)
