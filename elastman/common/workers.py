@@ -45,7 +45,7 @@ def build_launcher(conf, names: tuple[str, ...], with_api: bool = False):
         if WORKERS[name][1]:
             manager = cls(conf, store=store, transport=transport)
         else:
-            manager = cls(conf)
+            manager = cls(conf, transport=transport)
         launcher.add(service.WorkerService(conf, transport, manager))
     if with_api:
         from elastman.api import service as api_service
