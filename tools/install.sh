@@ -3,6 +3,7 @@
 #
 #   tools/install.sh              python venv (.venv) + Cassandra jars
 #   tools/install.sh --rabbitmq   ... and RabbitMQ from the distribution
+#   tools/install.sh --libvirt    ... and libvirt + QEMU for the host agent
 #
 # Environment:
 #   ELASTMAN_VENV   virtualenv to create/use          (default: <repo>/.venv)
@@ -13,10 +14,12 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${ELASTMAN_VENV:-$REPO/.venv}
 CACHE=${ELASTMAN_CACHE:-$HOME/.cache/elastman}
 WITH_RABBITMQ=0
+WITH_LIBVIRT=0
 for arg in "$@"; do
     case $arg in
         --rabbitmq) WITH_RABBITMQ=1 ;;
-        -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+        --libvirt) WITH_LIBVIRT=1 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -81,5 +84,8 @@ if [ ! -f "$LIB/.complete" ]; then
     touch "$LIB/.complete"
 else
     log "Cassandra $CASSANDRA_VERSION jars present in $LIB"
+fi
+if [ "$WITH_LIBVIRT" = 1 ]; then
+    ELASTMAN_VENV=$VENV "$REPO/tools/install-libvirt.sh"
 fi
 log "done"
