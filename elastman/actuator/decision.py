@@ -1,0 +1,422 @@
+"""The elasticity controller's decision: how many VMs of which flavour to add
+or remove this control period (seed 000, Ch. 3; node choice after seed 002,
+Ch. 6).
+
+:func:`decide` is a pure function of the policy, the cluster's state and the
+per-VM capacity estimates (each carrying the VM's predicted load ``w_x``, its
+capacity ``c_x`` and how well ``c_x`` is known). Per flavour ``f``:
+
+* scale out when more than ``alpha`` VMs of ``f`` have ``w_x > c_x``, by
+  ``ceil(sum_f (w_x - c_x) / c_x)`` when that is positive;
+* scale in only when no VM of the cluster is (or may be) over capacity, by
+  ``floor(-sum_f (w_x - c_x) / c_x - beta)`` when that is positive;
+
+then the policy's bounds, one action in flight, cool-down and warm-up apply.
+
+How a capacity bound enters (``CapacityEstimate.bound``):
+
+* ``exact``: as is.
+* ``lower`` (the true capacity is at least ``c_x``; the model has seen no
+  violation along the ray): ``w_x <= c_x`` is surely safe and its slack an
+  under-estimate, so it may justify a scale-in; ``w_x > c_x`` is only
+  *uncertain* (beyond what the VM was seen to serve): it neither triggers a
+  scale-out nor adds to the sums, but it blocks scale-in.
+* ``upper`` (the true capacity is below ``c_x``; all cells violated):
+  ``w_x > c_x`` is surely a violation (its term under-estimates the need);
+  ``w_x <= c_x`` is uncertain, as above.
+* ``unknown`` (no cells): no decision at all ("model not usable").
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+from oslo_log import log as logging
+
+from elastman.actuator.policy import ScalingPolicy
+
+LOG = logging.getLogger(__name__)
+
+SCALE_OUT = 'scale_out'
+SCALE_IN = 'scale_in'
+NONE = 'none'
+
+OK, OVER, UNCERTAIN, UNKNOWN = 'ok', 'over', 'uncertain', 'unknown'
+EPS = 1e-9
+
+
+@dataclasses.dataclass
+class NodeInfo:
+    """A serving (``UN``) node of the cluster."""
+
+    node_id: str
+    flavor: str
+    seed: bool = False
+    interference: float = 0.0
+
+
+@dataclasses.dataclass
+class ClusterState:
+    """What the decision needs to know about the cluster besides capacities.
+
+    ``last_action_at`` is when the last action completed (cool-down start);
+    ``started_at`` when elastman began modelling the cluster (warm-up start;
+    ``None``: the caller has handled warm-up).
+    """
+
+    nodes: list[NodeInfo]
+    action_in_flight: bool = False
+    last_action_at: float | None = None
+    started_at: float | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.nodes)
+
+
+@dataclasses.dataclass
+class VMTerm:
+    """One VM's part of the decision."""
+
+    node_id: str
+    flavor: str
+    load: float
+    capacity: float
+    bound: str
+    status: str          # ok / over / uncertain / unknown
+    term: float          # (w - c) / c as used in the sums (0 when not usable)
+
+
+@dataclasses.dataclass
+class FlavorNumbers:
+    """The computed numbers of one flavour."""
+
+    flavor: str
+    vms: int = 0
+    violators: int = 0
+    uncertain: int = 0
+    unknown: int = 0
+    lower_bounds: int = 0
+    upper_bounds: int = 0
+    excess_sum: float = 0.0
+    mean_capacity: float = math.nan
+    out_raw: int = 0
+    in_raw: int = 0
+    out_bounded: int = 0
+    in_bounded: int = 0
+    cost: float = 1.0
+
+
+@dataclasses.dataclass
+class Decision:
+    """The outcome of one control period for one cluster."""
+
+    kind: str
+    reason: str
+    at: float
+    flavor: str | None = None
+    count: int = 0
+    remove_nodes: list[str] = dataclasses.field(default_factory=list)
+    blocked_by: str | None = None
+    notes: list[str] = dataclasses.field(default_factory=list)
+    size: int = 0
+    floor: int = 0
+    max_size: int = 0
+    alpha: float = 1.0
+    beta: float = 0.5
+    deficit: float = 0.0
+    dry_run: bool = False
+    flavors: dict[str, FlavorNumbers] = dataclasses.field(default_factory=dict)
+    vms: list[VMTerm] = dataclasses.field(default_factory=list)
+    inputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def acts(self) -> bool:
+        """True when the actuator should carry this out (not dry-run)."""
+        return self.kind != NONE and not self.dry_run
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable record (non-finite numbers become ``None``)."""
+        return _clean(dataclasses.asdict(self))
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+# -- per-VM and per-flavour numbers -------------------------------------------
+
+def vm_term(node: NodeInfo, est: Any, cap_term: float) -> VMTerm:
+    """Classify one VM from its capacity estimate (see module docstring)."""
+    if est is None:
+        return VMTerm(node.node_id, node.flavor, math.nan, math.nan, UNKNOWN, UNKNOWN, 0.0)
+    load, cap = float(est.load), float(est.capacity)
+    bound = getattr(est, 'bound', 'exact')
+    if bound == UNKNOWN or not math.isfinite(cap) or not math.isfinite(load):
+        return VMTerm(node.node_id, node.flavor, load, cap, bound, UNKNOWN, 0.0)
+    if cap <= 0:
+        # no load at all is served within the SLO along this ray
+        status = OVER if bound != 'lower' or load > 0 else OK
+        return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
+                      cap_term if status == OVER else 0.0)
+    term = min(max((load - cap) / cap, -1.0), cap_term)
+    over = load > cap
+    if bound == 'lower':
+        status = UNCERTAIN if over else OK
+    elif bound == 'upper':
+        status = OVER if over else UNCERTAIN
+    else:
+        status = OVER if over else OK
+    return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
+                  0.0 if status == UNCERTAIN else term)
+
+
+def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
+    """Per-flavour violators, sum of (w-c)/c and the raw out/in counts."""
+    out: dict[str, FlavorNumbers] = {}
+    caps: dict[str, list[float]] = {}
+    for t in terms:
+        f = out.setdefault(t.flavor, FlavorNumbers(t.flavor, cost=policy.cost(t.flavor)))
+        f.vms += 1
+        f.violators += t.status == OVER
+        f.uncertain += t.status == UNCERTAIN
+        f.unknown += t.status == UNKNOWN
+        f.lower_bounds += t.bound == 'lower'
+        f.upper_bounds += t.bound == 'upper'
+        f.excess_sum += t.term
+        if t.status != UNKNOWN and math.isfinite(t.capacity) and t.capacity > 0:
+            caps.setdefault(t.flavor, []).append(t.capacity)
+    for name, f in out.items():
+        if caps.get(name):
+            f.mean_capacity = sum(caps[name]) / len(caps[name])
+        if f.violators > policy.alpha and f.excess_sum > EPS:
+            f.out_raw = math.ceil(f.excess_sum - EPS)
+        f.in_raw = max(0, math.floor(-f.excess_sum - policy.beta + EPS))
+    return out
+
+
+# -- choices -----------------------------------------------------------------
+
+def choose_flavor(policy: ScalingPolicy, flavors: Mapping[str, FlavorNumbers],
+                  deficit: float, fallback: str) -> tuple[str, int, str]:
+    """The cheapest flavour that covers ``deficit`` (capacity units, req/s).
+
+    Candidates are the flavours priced in the policy (or, without prices,
+    those in the cluster) whose per-VM capacity is known from the cluster's
+    VMs. Returns (flavour, count, explanation).
+    """
+    names = list(policy.flavor_costs) or list(flavors)
+    options = []
+    for name in names:
+        f = flavors.get(name)
+        if f is None or not (f.mean_capacity > 0):
+            continue
+        n = max(1, math.ceil(deficit / f.mean_capacity - EPS))
+        options.append((n * policy.cost(name), n, name))
+    if not options:
+        f = flavors[fallback]
+        return fallback, f.out_raw, 'no priced flavour with a known capacity'
+    options.sort()
+    cost, n, name = options[0]
+    why = ('cheapest of %s covering %.0f req/s' % (
+        ', '.join('%s x%d = %g' % (o[2], o[1], o[0]) for o in options), deficit)
+        if len(options) > 1 else '')
+    return name, n, why
+
+
+def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
+                           terms: Mapping[str, VMTerm], flavor: str,
+                           count: int) -> list[str]:
+    """Up to ``count`` nodes of ``flavor``: non-seeds first, then least
+    capacity (or most interference, per ``policy.remove_by``); a seed only
+    while another seed stays in the cluster."""
+    def key(n: NodeInfo) -> tuple:
+        cap = terms[n.node_id].capacity if n.node_id in terms else math.inf
+        cap = cap if math.isfinite(cap) else math.inf
+        if policy.remove_by == 'interference':
+            return (n.seed, -n.interference, cap, n.node_id)
+        return (n.seed, cap, -n.interference, n.node_id)
+
+    seeds_left = sum(1 for n in nodes if n.seed)
+    chosen: list[str] = []
+    for n in sorted((n for n in nodes if n.flavor == flavor), key=key):
+        if len(chosen) >= count:
+            break
+        if n.seed:
+            if seeds_left <= 1:
+                continue
+            seeds_left -= 1
+        chosen.append(n.node_id)
+    return chosen
+
+
+# -- the decision ------------------------------------------------------------
+
+def decide(policy: ScalingPolicy, cluster: ClusterState,
+           estimates: Mapping[str, Any], now: float,
+           inputs: Mapping[str, Any] | None = None) -> Decision:
+    """Decide this control period's action for one cluster.
+
+    ``estimates`` maps node id to a capacity estimate for that node's
+    predicted workload (``.load`` = w_x, ``.capacity`` = c_x, ``.bound``), as
+    returned by ``ModelRegistry.capacity``; a serving node without one counts
+    as unknown. ``inputs`` (forecast, forecaster, model versions, ...) is
+    copied into the record.
+    """
+    d = Decision(kind=NONE, reason='', at=float(now), size=cluster.size,
+                 floor=policy.floor, max_size=policy.max_size, alpha=policy.alpha,
+                 beta=policy.beta, dry_run=policy.dry_run, inputs=dict(inputs or {}))
+    cap_term = float(policy.max_size)
+    terms = [vm_term(n, estimates.get(n.node_id), cap_term) for n in cluster.nodes]
+    by_node = {t.node_id: t for t in terms}
+    d.vms = terms
+    d.flavors = flavor_numbers(policy, terms)
+    _note_bounds(d)
+
+    def none(reason: str, blocked: str | None = None) -> Decision:
+        d.kind, d.reason, d.blocked_by = NONE, 'no action: ' + reason, blocked
+        LOG.debug('%s', d.reason)
+        return d
+
+    if not cluster.nodes:
+        return none('the cluster has no serving node', 'empty')
+    if cluster.action_in_flight:
+        return none('an action is in flight', 'in_flight')
+    if cluster.last_action_at is not None and now - cluster.last_action_at < policy.cooldown_s:
+        left = policy.cooldown_s - (now - cluster.last_action_at)
+        return none('cooling down (%.0f s left)' % left, 'cooldown')
+    if cluster.size < policy.floor:
+        return _repair(policy, cluster, d)
+    if cluster.started_at is not None and now - cluster.started_at < policy.warmup_s:
+        left = policy.warmup_s - (now - cluster.started_at)
+        return none('warming up (%.0f s left)' % left, 'warmup')
+    unknown = sum(f.unknown for f in d.flavors.values())
+    if unknown:
+        return none('warming up, model not usable (%d of %d VMs have no capacity '
+                    'estimate)' % (unknown, cluster.size), 'model')
+
+    out = _scale_out(policy, cluster, d)
+    if out is not None:
+        return out
+    return _scale_in(policy, cluster, d, by_node)
+
+
+def _note_bounds(d: Decision) -> None:
+    for f in d.flavors.values():
+        if f.lower_bounds:
+            d.notes.append('%s: capacity of %d VM(s) is only a lower bound (no violation '
+                           'seen along the ray)' % (f.flavor, f.lower_bounds))
+        if f.upper_bounds:
+            d.notes.append('%s: capacity of %d VM(s) is only an upper bound (only '
+                           'violations seen)' % (f.flavor, f.upper_bounds))
+        if f.uncertain:
+            d.notes.append('%s: %d VM(s) may be over capacity (bounds only): not counted '
+                           'as violators, scale-in blocked' % (f.flavor, f.uncertain))
+
+
+def _repair(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Decision:
+    flavor = policy.default_flavor
+    if flavor is None:
+        present = sorted({n.flavor for n in cluster.nodes})
+        pool = list(policy.flavor_costs) or present
+        flavor = min(pool, key=lambda f: (policy.cost(f), f))
+    d.kind, d.flavor, d.count = SCALE_OUT, flavor, policy.floor - cluster.size
+    d.reason = ('scale out by %d of %s: %d serving nodes, below the minimum %d '
+                '(max of min_size=%d and replication factor %d)'
+                % (d.count, flavor, cluster.size, policy.floor, policy.min_size,
+                   policy.replication_factor))
+    return d
+
+
+def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Decision | None:
+    triggered = [f for f in d.flavors.values() if f.out_raw > 0]
+    if not triggered:
+        return None
+    d.deficit = sum(f.excess_sum * f.mean_capacity for f in triggered
+                    if math.isfinite(f.mean_capacity))
+    main = max(triggered, key=lambda f: (f.out_raw, f.flavor))
+    if len(triggered) == 1 and (not policy.flavor_costs or
+                                list(policy.flavor_costs) == [main.flavor]):
+        flavor, want, why = main.flavor, main.out_raw, ''
+    else:
+        flavor, want, why = choose_flavor(policy, d.flavors, d.deficit, main.flavor)
+    room = policy.max_size - cluster.size
+    count = max(0, min(want, room))
+    for f in triggered:
+        f.out_bounded = min(f.out_raw, max(room, 0))
+    viol = ', '.join('%d VMs of %s over capacity, sum of (w-c)/c %.2f'
+                     % (f.violators, f.flavor, f.excess_sum) for f in triggered)
+    if count <= 0:
+        d.kind, d.blocked_by = NONE, 'max_size'
+        d.reason = ('no action: scale out by %d of %s clamped by max_size=%d (%s)'
+                    % (want, flavor, policy.max_size, viol))
+        return d
+    d.kind, d.flavor, d.count = SCALE_OUT, flavor, count
+    d.reason = 'scale out by %d of %s: %s (alpha=%g)' % (count, flavor, viol, policy.alpha)
+    if why:
+        d.reason += '; %s' % why
+    if count < want:
+        d.reason += '; clamped from %d by max_size=%d' % (want, policy.max_size)
+    return d
+
+
+def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
+              by_node: Mapping[str, VMTerm]) -> Decision:
+    over = sum(f.violators for f in d.flavors.values())
+    unsure = sum(f.uncertain for f in d.flavors.values())
+    if over or unsure:
+        parts = []
+        for f in d.flavors.values():
+            if f.violators and f.violators <= policy.alpha:
+                parts.append('%d VM(s) of %s over capacity, within alpha=%g'
+                             % (f.violators, f.flavor, policy.alpha))
+            elif f.violators:
+                parts.append('%d VM(s) of %s over capacity but sum of (w-c)/c is '
+                             '%.2f (imbalance)' % (f.violators, f.flavor, f.excess_sum))
+        if unsure:
+            parts.append('%d VM(s) possibly over capacity (bounds only)' % unsure)
+        if over and all(f.violators <= policy.alpha for f in d.flavors.values()):
+            blocked = 'alpha'
+        else:
+            blocked = 'imbalance' if over else 'bounds'
+        d.kind, d.blocked_by = NONE, blocked
+        d.reason = 'no action: %s; scale in needs every VM under capacity' % '; '.join(parts)
+        return d
+    candidates = [f for f in d.flavors.values() if f.in_raw > 0]
+    if not candidates:
+        total = sum(f.excess_sum for f in d.flavors.values())
+        d.reason = ('no action: every VM under capacity, spare %.2f VMs within beta=%g'
+                    % (-total, policy.beta))
+        return d
+    best = max(candidates, key=lambda f: (f.in_raw * f.cost, f.flavor))
+    room = cluster.size - policy.floor
+    count = max(0, min(best.in_raw, room))
+    best.in_bounded = count
+    if count <= 0:
+        d.kind, d.blocked_by = NONE, 'min_size'
+        d.reason = ('no action: scale in by %d of %s clamped by min_size=%d '
+                    '(replication factor %d, %d serving)'
+                    % (best.in_raw, best.flavor, policy.min_size,
+                       policy.replication_factor, cluster.size))
+        return d
+    chosen = choose_nodes_to_remove(policy, cluster.nodes, by_node, best.flavor, count)
+    if not chosen:
+        d.kind, d.blocked_by = NONE, 'seeds'
+        d.reason = ('no action: scale in of %s would remove the last seed' % best.flavor)
+        return d
+    d.kind, d.flavor, d.count, d.remove_nodes = SCALE_IN, best.flavor, len(chosen), chosen
+    d.reason = ('scale in by %d of %s: no VM over capacity, sum of (w-c)/c %.2f, '
+                'beta=%g' % (len(chosen), best.flavor, best.excess_sum, policy.beta))
+    if count < best.in_raw:
+        d.reason += '; clamped from %d by min_size=%d' % (best.in_raw, policy.floor)
+    if len(chosen) < count:
+        d.reason += '; only %d removable (seeds kept)' % len(chosen)
+    d.reason += '; removing %s (by %s)' % (', '.join(chosen), policy.remove_by)
+    return d

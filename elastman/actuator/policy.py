@@ -1,0 +1,115 @@
+"""The scaling policy of one cluster: SLO, size bounds, controller tuning.
+
+A policy is stored with its cluster (JSON) and validated on the way in; the
+decision logic (:mod:`elastman.actuator.decision`) reads nothing else.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+REMOVE_BY = ('capacity', 'interference')
+
+
+class InvalidPolicy(ValueError):
+    """A scaling policy value is out of range."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalingPolicy:
+    """How elastman scales one cluster.
+
+    ``alpha``: VMs of a flavour that may exceed their capacity before a
+    scale-out (load-imbalance tolerance); ``beta``: VMs' worth of spare
+    capacity kept per flavour on scale-in. ``flavor_costs`` maps each flavour
+    the cluster may grow with to its price per hour (any unit); an empty map
+    means "grow with the flavours already in the cluster, all at cost 1".
+    ``warmup_s`` is counted from the cluster's start (model training);
+    ``cooldown_s`` from the completion of the last action.
+    """
+
+    slo_metric: str = 'read_p99_ms'
+    slo_threshold_ms: float = 35.0
+    min_size: int = 3
+    max_size: int = 100
+    replication_factor: int = 3
+    alpha: float = 1.0
+    beta: float = 0.5
+    cooldown_s: float = 300.0
+    warmup_s: float = 2400.0
+    control_period_s: float = 300.0
+    flavor_costs: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    default_flavor: str | None = None
+    remove_by: str = 'capacity'
+    dry_run: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, 'flavor_costs',
+                           {str(k): float(v) for k, v in dict(self.flavor_costs).items()})
+        self.validate()
+
+    @property
+    def floor(self) -> int:
+        """Smallest allowed cluster size: max(replication factor, min_size)."""
+        return max(self.replication_factor, self.min_size)
+
+    def cost(self, flavor: str) -> float:
+        return self.flavor_costs.get(flavor, 1.0)
+
+    def validate(self) -> None:
+        """Raise :class:`InvalidPolicy` on the first bad value."""
+        def bad(msg: str) -> None:
+            raise InvalidPolicy(msg)
+
+        if not (isinstance(self.slo_metric, str) and self.slo_metric):
+            bad('slo_metric must be a non-empty string')
+        if not (_finite(self.slo_threshold_ms) and self.slo_threshold_ms > 0):
+            bad('slo_threshold_ms must be a positive number')
+        for name in ('min_size', 'max_size', 'replication_factor'):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                bad('%s must be an integer >= 1' % name)
+        if self.max_size < self.floor:
+            bad('max_size (%d) must be >= max(replication_factor, min_size) (%d)'
+                % (self.max_size, self.floor))
+        for name in ('alpha', 'beta', 'cooldown_s', 'warmup_s'):
+            v = getattr(self, name)
+            if not (_finite(v) and v >= 0):
+                bad('%s must be a number >= 0' % name)
+        if not (_finite(self.control_period_s) and self.control_period_s > 0):
+            bad('control_period_s must be positive')
+        for flavor, cost in self.flavor_costs.items():
+            if not (_finite(cost) and cost > 0):
+                bad('cost of flavour %s must be positive' % flavor)
+        if self.default_flavor is not None and self.flavor_costs and \
+                self.default_flavor not in self.flavor_costs:
+            bad('default_flavor %s has no cost in flavor_costs' % self.default_flavor)
+        if self.remove_by not in REMOVE_BY:
+            bad('remove_by must be one of %s' % ', '.join(REMOVE_BY))
+        if not isinstance(self.dry_run, bool):
+            bad('dry_run must be a boolean')
+
+    def replace(self, **changes: Any) -> 'ScalingPolicy':
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d['flavor_costs'] = dict(self.flavor_costs)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> 'ScalingPolicy':
+        """Build from a stored/API document; unknown keys are rejected."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise InvalidPolicy('unknown policy fields: %s' % ', '.join(sorted(unknown)))
+        try:
+            return cls(**dict(data))
+        except TypeError as exc:
+            raise InvalidPolicy(str(exc))
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

@@ -1,0 +1,302 @@
+"""Decision logic against hand-computed cases (seed 000 Ch. 3 rules + bounds)."""
+import json
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from elastman.actuator import decision as dec
+from elastman.actuator import workload
+from elastman.actuator.policy import InvalidPolicy, ScalingPolicy
+from elastman.capacity.capacity import CapacityEstimate
+from elastman.capacity.params import ModelParams
+from elastman.trainer.model_registry import ModelRegistry
+
+NOW = 100000.0
+
+
+def est(load, cap, bound='exact'):
+    return SimpleNamespace(load=load, capacity=cap, bound=bound)
+
+
+def cluster(specs, flavor='m1.small', **kw):
+    """specs: list of (load, cap[, bound]) -> (ClusterState, estimates)."""
+    nodes, ests = [], {}
+    for i, s in enumerate(specs, 1):
+        nid = 'n%d' % i
+        nodes.append(dec.NodeInfo(nid, flavor))
+        ests[nid] = est(*s)
+    return dec.ClusterState(nodes, **kw), ests
+
+
+def policy(**kw):
+    base = dict(min_size=3, max_size=10, replication_factor=3, warmup_s=0, cooldown_s=300)
+    base.update(kw)
+    return ScalingPolicy(**base)
+
+
+def test_scale_out_when_more_than_alpha_violate():
+    # terms .2 .3 .1 -.5 -> sum .1, 3 violators > alpha=1 -> ceil(.1) = 1
+    c, e = cluster([(120, 100), (130, 100), (110, 100), (50, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert (d.kind, d.flavor, d.count) == (dec.SCALE_OUT, 'm1.small', 1)
+    assert f.violators == 3 and f.excess_sum == pytest.approx(0.1) and f.out_raw == 1
+    assert d.reason.startswith('scale out by 1 of m1.small: 3 VMs of m1.small over capacity')
+    assert '(alpha=1)' in d.reason
+
+
+def test_alpha_tolerates_violators_and_blocks_scale_in():
+    c, e = cluster([(120, 100), (130, 100), (110, 100), (50, 100)])
+    d = dec.decide(policy(alpha=3), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'alpha'
+    assert d.flavors['m1.small'].out_raw == 0
+    assert 'within alpha=3' in d.reason
+
+
+def test_ceil_of_an_exact_integer_sum():
+    # .8 + .7 + .6 + 0 - .1 = 2.0 (float: 2.0000000000000004) -> 2, not 3
+    c, e = cluster([(180, 100), (170, 100), (160, 100), (100, 100), (90, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 2)
+
+
+def test_imbalance_violators_but_no_deficit():
+    # 2 hot VMs (.5, .5) and 3 cold ones (-.6 x3): sum -.8 -> neither out nor in
+    c, e = cluster([(150, 100), (150, 100), (40, 100), (40, 100), (40, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'imbalance'
+    assert d.flavors['m1.small'].in_raw == 0  # floor(.8 - .5) = 0
+    assert 'imbalance' in d.reason
+
+
+def test_max_size_clamps_and_blocks():
+    specs = [(180, 100), (170, 100), (160, 100), (100, 100), (90, 100)]
+    c, e = cluster(specs)
+    d = dec.decide(policy(max_size=6), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert 'clamped from 2 by max_size=6' in d.reason
+    assert d.flavors['m1.small'].out_bounded == 1
+    d = dec.decide(policy(max_size=5), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'max_size'
+    assert 'clamped by max_size=5' in d.reason
+
+
+def test_scale_in_removes_least_capacity_first():
+    caps = [100, 90, 80, 110, 120, 100]
+    c, e = cluster([(30, cap) for cap in caps])
+    # sum = -(.7 + .6667 + .625 + .7273 + .75 + .7) = -4.169 -> floor(4.169 - .5) = 3
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 3)
+    assert d.flavors['m1.small'].in_raw == 3
+    assert d.remove_nodes == ['n3', 'n2', 'n1']   # 80, 90, then 100 (n1 before n6)
+
+
+def test_scale_in_never_removes_the_last_seed():
+    caps = [100, 90, 80, 110, 120, 100]
+    c, e = cluster([(30, cap) for cap in caps])
+    c.nodes[2].seed = True          # n3 (least capacity) is the only seed
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.remove_nodes == ['n2', 'n1', 'n6']
+    c.nodes[1].seed = True          # n2 and n3 seeds: non-seeds go first
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.remove_nodes == ['n1', 'n6', 'n4']
+
+
+def test_remove_by_interference():
+    c, e = cluster([(30, 100)] * 6)
+    for n, i in zip(c.nodes, [0.1, 0.9, 0.0, 0.5, 0.0, 0.0]):
+        n.interference = i
+    d = dec.decide(policy(remove_by='interference'), c, e, NOW)
+    # sum -4.2 -> floor(3.7) = 3
+    assert d.remove_nodes == ['n2', 'n4', 'n1']
+
+
+def test_min_size_clamps_scale_in():
+    # 4 VMs at .1 load: sum -3.6 -> floor(3.1) = 3, room 4 - 3 = 1
+    c, e = cluster([(10, 100)] * 4)
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+    assert 'clamped from 3 by min_size=3' in d.reason
+    c, e = cluster([(10, 100)] * 3)
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'min_size'
+    assert d.reason.startswith('no action: scale in by 2 of m1.small clamped by min_size=3')
+
+
+def test_replication_factor_above_min_size_is_the_floor():
+    c, e = cluster([(10, 100)] * 5)
+    d = dec.decide(policy(min_size=2, replication_factor=5), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'min_size' and d.floor == 5
+
+
+def test_beta_keeps_spare_capacity():
+    # terms -.35 x4 = -1.4: beta .5 -> floor(.9) = 0; beta 0 -> 1
+    c, e = cluster([(65, 100)] * 4)
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and 'within beta=0.5' in d.reason
+    d = dec.decide(policy(beta=0.0), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+
+
+def test_in_flight_cooldown_warmup_gates_keep_the_numbers():
+    specs = [(120, 100), (130, 100), (110, 100), (50, 100)]
+    c, e = cluster(specs, action_in_flight=True)
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and d.reason == 'no action: an action is in flight'
+    c, e = cluster(specs, last_action_at=NOW - 100)
+    d = dec.decide(policy(cooldown_s=300), c, e, NOW)
+    assert d.blocked_by == 'cooldown' and d.reason == 'no action: cooling down (200 s left)'
+    assert d.flavors['m1.small'].out_raw == 1      # still recorded
+    c, e = cluster(specs, last_action_at=NOW - 300)
+    assert dec.decide(policy(cooldown_s=300), c, e, NOW).kind == dec.SCALE_OUT
+    c, e = cluster(specs, started_at=NOW - 600)
+    d = dec.decide(policy(warmup_s=2400), c, e, NOW)
+    assert d.blocked_by == 'warmup' and d.reason == 'no action: warming up (1800 s left)'
+
+
+def test_unknown_capacity_blocks_decisions():
+    c, e = cluster([(120, 100), (130, 100), (110, math.nan, 'unknown')])
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.blocked_by == 'model'
+    assert d.reason == ('no action: warming up, model not usable (1 of 3 VMs have '
+                        'no capacity estimate)')
+    del e['n3']                                   # no estimate at all
+    assert dec.decide(policy(), c, e, NOW).blocked_by == 'model'
+
+
+def test_lower_bound_over_capacity_is_uncertain():
+    # exact .5, .5, lower (200 > 100: uncertain -> 0), exact -.5: 2 violators, sum .5 -> 1
+    # (counted as exact it would be 3 violators, sum 1.5 -> 2)
+    c, e = cluster([(150, 100), (150, 100), (200, 100, 'lower'), (50, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert (f.violators, f.uncertain, f.lower_bounds) == (2, 1, 1)
+    assert any('lower bound' in n for n in d.notes)
+    # with alpha=2 the two sure violators are tolerated and the uncertain one blocks scale-in
+    d = dec.decide(policy(alpha=2), c, e, NOW)
+    assert d.kind == dec.NONE and 'possibly over capacity' in d.reason
+
+
+def test_lower_bound_slack_allows_a_conservative_scale_in():
+    # true capacity >= 100, so slack -.8 x4 = -3.2 is an under-estimate: floor(2.7) = 2 -> 1 (min)
+    c, e = cluster([(20, 100, 'lower')] * 4)
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+
+
+def test_upper_bound():
+    # upper bound, w > c: surely over; term .5 is a lower bound of the need
+    c, e = cluster([(150, 100, 'upper'), (150, 100, 'upper'), (100, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    # upper bound, w < c: unknown side -> scale-in blocked even with lots of slack
+    c, e = cluster([(10, 100)] * 5 + [(10, 100, 'upper')])
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'bounds'
+
+
+def test_zero_capacity_is_capped():
+    c, e = cluster([(10, 0.0), (10, 0.0), (10, 100)])
+    d = dec.decide(policy(max_size=20), c, e, NOW)
+    assert d.kind == dec.SCALE_OUT and d.count == 17   # terms capped at max_size, room 17
+
+
+def _two_flavours(small_load, costs):
+    nodes = [dec.NodeInfo('s%d' % i, 'small') for i in range(3)] + \
+            [dec.NodeInfo('l%d' % i, 'large') for i in range(3)]
+    ests = {'s%d' % i: est(small_load, 100) for i in range(3)}
+    ests.update({'l%d' % i: est(100, 400) for i in range(3)})
+    return (policy(max_size=20, flavor_costs=costs), dec.ClusterState(nodes), ests)
+
+
+def test_cheapest_flavour_that_covers_the_deficit():
+    # small: 3 x .5 = 1.5 -> deficit 150 req/s: small x2 (cost 2) vs large x1 (cost 3)
+    p, c, e = _two_flavours(150, {'small': 1, 'large': 3})
+    d = dec.decide(p, c, e, NOW)
+    assert (d.flavor, d.count, d.deficit) == ('small', 2, pytest.approx(150))
+    # small: 3 x 1.5 = 4.5 -> deficit 450: small x5 (5) vs large x2 (2 x 3 = 6)
+    p, c, e = _two_flavours(250, {'small': 1, 'large': 3})
+    assert (dec.decide(p, c, e, NOW).flavor, dec.decide(p, c, e, NOW).count) == ('small', 5)
+    # ... but with large at 2: large x2 = 4 < 5
+    p, c, e = _two_flavours(250, {'small': 1, 'large': 2})
+    d = dec.decide(p, c, e, NOW)
+    assert (d.flavor, d.count) == ('large', 2)
+    assert 'cheapest of' in d.reason
+
+
+def test_scale_in_picks_the_biggest_saving():
+    nodes = [dec.NodeInfo('s%d' % i, 'small') for i in range(4)] + \
+            [dec.NodeInfo('l%d' % i, 'large') for i in range(4)]
+    ests = {n.node_id: est(10, 100) for n in nodes}  # -.9 x4 = -3.6 -> 3 each
+    p = policy(max_size=20, flavor_costs={'small': 1, 'large': 3})
+    d = dec.decide(p, dec.ClusterState(nodes), ests, NOW)
+    assert (d.kind, d.flavor, d.count) == (dec.SCALE_IN, 'large', 3)
+
+
+def test_below_minimum_is_repaired_first():
+    c, e = cluster([(10, math.nan, 'unknown')] * 2, started_at=NOW)
+    d = dec.decide(policy(warmup_s=2400, default_flavor='m1.small'), c, e, NOW)
+    assert (d.kind, d.flavor, d.count) == (dec.SCALE_OUT, 'm1.small', 1)
+    assert 'below the minimum 3' in d.reason
+
+
+def test_dry_run_and_record():
+    c, e = cluster([(120, 100), (130, 100), (110, 100), (50, math.nan, 'unknown')])
+    d = dec.decide(policy(dry_run=True), c, e, NOW, inputs={'forecaster': 'arima_110'})
+    assert not d.acts
+    doc = json.loads(json.dumps(d.to_dict(), allow_nan=False))
+    assert doc['inputs'] == {'forecaster': 'arima_110'}
+    assert doc['vms'][3]['capacity'] is None and doc['flavors']['m1.small']['unknown'] == 1
+    c, e = cluster([(120, 100), (130, 100), (110, 100)])
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.acts
+
+
+def test_works_with_real_capacity_estimates():
+    e = {'n%d' % i: CapacityEstimate(100.0, load, 100.0 / load, [], 0.1, 'exact', 'svm')
+         for i, load in enumerate([150, 150, 150], 1)}
+    c = dec.ClusterState([dec.NodeInfo(n, 'm1.small') for n in e])
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 2)   # ceil(1.5)
+
+
+def test_registry_without_cells_is_not_usable():
+    reg = ModelRegistry('c1', ModelParams())
+    for n in ('a', 'b', 'c'):
+        reg.register_node(n, 'm1.small')
+    current = {n: {'reads_per_s': 100.0, 'writes_per_s': 50.0, 'read_bytes_mean': 1024,
+                   'write_bytes_mean': 1024} for n in ('a', 'b', 'c')}
+    per_vm = workload.split_workload({'reads_per_s': 600, 'writes_per_s': 150}, current)
+    ests = workload.estimate_capacities(reg, per_vm)
+    c = dec.ClusterState([dec.NodeInfo(n, 'm1.small') for n in ('a', 'b', 'c')])
+    assert dec.decide(policy(), c, ests, NOW).blocked_by == 'model'
+    assert per_vm['a']['reads_per_s'] == pytest.approx(200.0)
+    assert per_vm['a']['writes_per_s'] == pytest.approx(50.0)
+
+
+def test_split_workload_by_current_share():
+    cur = {'a': {'reads_per_s': 100, 'writes_per_s': 50, 'read_bytes_mean': 2048},
+           'b': {'reads_per_s': 300, 'writes_per_s': 50, 'read_bytes_mean': 512}}
+    out = workload.split_workload({'reads_per_s': 800, 'writes_per_s': 200}, cur)
+    assert out['a'] == {'reads_per_s': 200, 'writes_per_s': 100, 'read_bytes_mean': 2048}
+    assert out['b']['reads_per_s'] == 600 and out['b']['writes_per_s'] == 100
+    idle = {'a': {'reads_per_s': 0, 'writes_per_s': 0}, 'b': {'reads_per_s': 0, 'writes_per_s': 0}}
+    out = workload.split_workload({'reads_per_s': 10, 'writes_per_s': 4}, idle)
+    assert out['a'] == {'reads_per_s': 5, 'writes_per_s': 2}
+
+
+def test_policy_validation():
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy(min_size=3, max_size=2)
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy(replication_factor=5, max_size=4)
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy(alpha=-1)
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy(flavor_costs={'x': 0})
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy.from_dict({'alpha': 1, 'gamma': 2})
+    p = ScalingPolicy.from_dict({'alpha': 0, 'flavor_costs': {'a': 2}})
+    assert ScalingPolicy.from_dict(p.to_dict()) == p and p.floor == 3
