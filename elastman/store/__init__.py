@@ -5,6 +5,7 @@ from elastman.store import actions
 from elastman.store import clusters
 from elastman.store import connection
 from elastman.store import forecasts
+from elastman.store import hosts
 from elastman.store import leases
 from elastman.store import models
 from elastman.store import nodes
@@ -24,6 +25,7 @@ class Store:
         self.forecasts = forecasts.ForecastRepository(session, conf)
         self.actions = actions.ActionRepository(session, conf)
         self.leases = leases.LeaseRepository(session, conf)
+        self.hosts = hosts.HostRepository(session, conf)
 
     @classmethod
     def open(cls, conf, check_schema: bool = True) -> 'Store':
@@ -32,7 +34,6 @@ class Store:
         try:
             if check_schema:
                 schema.check(session, conf)
-            session.set_keyspace(conf.store.keyspace)
         except Exception:
             connection.close(session)
             raise

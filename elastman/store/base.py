@@ -25,12 +25,14 @@ class Repository:
     def __init__(self, session, conf) -> None:
         self._session = session
         self._conf = conf
+        self._keyspace = conf.store.keyspace
         self._prepared: dict[str, query.PreparedStatement] = {}
 
     def _statement(self, cql: str) -> query.PreparedStatement:
         stmt = self._prepared.get(cql)
         if stmt is None:
-            stmt = self._session.prepare(cql)
+            # Protocol v5 carries the keyspace per statement: no USE needed.
+            stmt = self._session.prepare(cql, keyspace=self._keyspace)
             self._prepared[cql] = stmt
         return stmt
 

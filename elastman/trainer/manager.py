@@ -1,14 +1,212 @@
-"""elastman-trainer: the RPC endpoint and periodic work of the trainer worker."""
-import oslo_messaging as messaging
+"""elastman-trainer: keeps every managed cluster's capacity models online.
 
+Each update round, for every cluster whose lease this trainer holds, it reads
+the samples that arrived since the last round from the store (the store, not
+the bus, is the source of truth, so a restarted or a second trainer misses
+nothing), files them in the cluster's :class:`ModelRegistry`, refits when the
+update period has passed, stores the models that changed, publishes them, and
+saves the registry's state.
+"""
+from __future__ import annotations
+
+import datetime
+import threading
+import time
+from typing import Any
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from elastman.capacity import params as params_mod
+from elastman.common import context
+from elastman.common import exception
 from elastman.common import manager
+from elastman.common import rpc
+from elastman.trainer import model_registry
+from elastman.trainer import persistence
+
+LOG = logging.getLogger(__name__)
+
+
+def model_overrides(policy: dict | None) -> dict[str, Any]:
+    """Model parameters a cluster's scaling policy sets."""
+    policy = policy or {}
+    overrides = dict(policy.get('model') or {})
+    for key in ('slo_metric', 'slo_threshold_ms'):
+        if policy.get(key) is not None:
+            overrides[key] = policy[key]
+    return overrides
+
+
+def _epoch(ts: datetime.datetime) -> float:
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=datetime.timezone.utc)
+    return ts.timestamp()
+
+
+def sample_from_row(row: dict) -> dict:
+    """A stored sample as the capacity model expects it."""
+    sample = {k: v for k, v in row.items() if k != 'extra'}
+    sample.update(row.get('extra') or {})
+    sample['cluster_id'] = str(row['cluster_id'])
+    sample['ts'] = _epoch(row['ts'])
+    return sample
+
+
+class _ClusterState:
+    def __init__(self, registry: model_registry.ModelRegistry) -> None:
+        self.registry = registry
+        self.last_sample: dict[str, datetime.datetime] = {}
+        self.dirty = False
 
 
 class TrainerManager(manager.Manager):
+    """RPC API 1.1: status, capacities, model_versions."""
+
     WORKER = 'trainer'
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, conf, store=None, transport=None) -> None:
         super().__init__(conf)
         self.store = store
         self.transport = transport
+        self.notifier = None
+        self._clusters: dict[str, _ClusterState] = {}
+        self._lock = threading.RLock()
+
+    def start(self) -> None:
+        super().start()
+        if self.transport is not None:
+            self.notifier = rpc.get_notifier(
+                self.conf, rpc.get_notification_transport(self.conf),
+                'trainer.%s' % self.conf.host)
+
+    def stop(self) -> None:
+        with self._lock:
+            for state in self._clusters.values():
+                if state.dirty:
+                    persistence.save_state(self.store, state.registry)
+
+    def periodic_tasks(self):
+        interval = min(self.conf.trainer.update_period,
+                       self.conf.monitor.sampling_interval)
+        return [(self.train_all, interval)]
+
+    def describe(self) -> str:
+        return 'training capacity models of %d cluster(s)' % len(
+            self._clusters)
+
+    # -- training -------------------------------------------------------------
+    def _lease_name(self, cluster_id: str) -> str:
+        return 'trainer/%s' % cluster_id
+
+    def train_all(self, now: float | None = None) -> None:
+        """One round over every cluster this trainer may train."""
+        ttl = 3 * max(self.conf.monitor.sampling_interval,
+                      min(self.conf.trainer.update_period, 60))
+        for cluster in self.store.clusters.all():
+            cluster_id = str(cluster['id'])
+            if not self.store.leases.acquire(self._lease_name(cluster_id),
+                                             self.conf.host, ttl):
+                with self._lock:
+                    self._clusters.pop(cluster_id, None)
+                continue
+            try:
+                self.train_cluster(cluster, now)
+            except Exception:
+                LOG.exception('training of cluster %s failed this round',
+                              cluster_id)
+
+    def _state(self, cluster: dict) -> _ClusterState:
+        cluster_id = str(cluster['id'])
+        params = params_mod.ModelParams.from_conf(
+            self.conf, **model_overrides(cluster.get('policy')))
+        state = self._clusters.get(cluster_id)
+        if state is None:
+            registry = persistence.load_state(self.store, cluster_id)
+            if registry is None:
+                registry = model_registry.ModelRegistry(cluster_id, params)
+            else:
+                LOG.info('cluster %s: resumed capacity models of %d VMs',
+                         cluster_id, len(registry.nodes))
+            state = self._clusters[cluster_id] = _ClusterState(registry)
+        if state.registry.params != params:
+            state.registry.update_params(params)
+        return state
+
+    def train_cluster(self, cluster: dict, now: float | None = None
+                      ) -> list[model_registry.ModelUpdate]:
+        """Feed new samples, refit if due, store and publish what changed."""
+        now = time.time() if now is None else now
+        cluster_id = str(cluster['id'])
+        with self._lock:
+            state = self._state(cluster)
+            registry = state.registry
+            nodes = {n['node_id']: n for n in
+                     self.store.nodes.list(cluster['id'])}
+            for node_id in set(registry.nodes) - set(nodes):
+                registry.unregister_node(node_id)
+                state.dirty = True
+            for node_id, node in nodes.items():
+                registry.register_node(node_id, node.get('flavor') or
+                                       'default')
+                since = state.last_sample.get(node_id)
+                rows = self.store.samples.for_node(
+                    cluster['id'], node_id, since=since)
+                rows = [r for r in rows if since is None or r['ts'] > since]
+                if rows:
+                    state.last_sample[node_id] = rows[0]['ts']
+                    registry.add_samples(sample_from_row(r)
+                                         for r in reversed(rows))
+                    state.dirty = True
+            updates = []
+            if registry.is_due(now):
+                updates = registry.refit(now)
+                for update in updates:
+                    version = persistence.save_update(self.store, cluster_id,
+                                                      update)
+                    self._publish(cluster_id, update, version)
+            if state.dirty or updates:
+                persistence.save_state(self.store, registry)
+                state.dirty = False
+            return updates
+
+    def _publish(self, cluster_id: str, update, version: int) -> None:
+        if self.notifier is None:
+            return
+        self.notifier.info(context.get_admin_context(),
+                           'elastman.model.updated',
+                           {'cluster_id': cluster_id, 'scope': update.scope,
+                            'key': update.key, 'version': version,
+                            'kind': update.model.kind,
+                            'at': timeutils.utcnow().isoformat()})
+
+    # -- RPC API ----------------------------------------------------------------
+    def capacities(self, ctxt, cluster_id: str,
+                   workloads: dict[str, dict]) -> dict[str, dict]:
+        """Capacity of each node along its predicted workload (API 1.1).
+
+        ``workloads`` maps node id to a sample-like dict (reads_per_s,
+        writes_per_s, sizes); the answer maps node id to the estimate.
+        """
+        with self._lock:
+            state = self._clusters.get(str(cluster_id))
+            if state is None:
+                raise exception.NotFound(kind='trained cluster', id=cluster_id)
+            result = {}
+            for node_id, workload in workloads.items():
+                try:
+                    estimate = state.registry.capacity(node_id, workload)
+                except KeyError:
+                    result[node_id] = {'bound': 'unknown',
+                                       'reason': 'node has no model'}
+                    continue
+                result[node_id] = estimate.to_dict()
+            return rpc.to_primitive(result)
+
+    def model_versions(self, ctxt, cluster_id: str) -> dict:
+        """The registry's model versions per scope (API 1.1)."""
+        with self._lock:
+            state = self._clusters.get(str(cluster_id))
+            return state.registry.versions() if state else {}

@@ -2,13 +2,23 @@
 
 API version history:
     1.0 - status()
+    1.1 - capacities(), model_versions()
 """
 from elastman.common import rpc
 
 
 class TrainerAPI(rpc.RPCClient):
     WORKER = 'trainer'
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def status(self, ctxt, server: str | None = None) -> dict:
         return self.call(ctxt, 'status', version='1.0', server=server)
+
+    def capacities(self, ctxt, cluster_id: str,
+                   workloads: dict[str, dict]) -> dict[str, dict]:
+        return self.call(ctxt, 'capacities', version='1.1',
+                         cluster_id=str(cluster_id), workloads=workloads)
+
+    def model_versions(self, ctxt, cluster_id: str) -> dict:
+        return self.call(ctxt, 'model_versions', version='1.1',
+                         cluster_id=str(cluster_id))

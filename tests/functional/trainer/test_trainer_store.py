@@ -1,0 +1,101 @@
+"""The trainer worker against the real store: samples in, models out, and a
+restarted trainer resumes where the first one stopped."""
+import datetime
+import math
+
+import numpy as np
+
+from elastman.common import context
+from elastman.common import rpc
+from elastman.common import service
+from elastman.trainer import manager as trainer_manager
+from elastman.trainer import persistence
+from elastman.trainer import rpcapi as trainer_rpcapi
+from tests.unit.capacity import synthetic
+
+T0 = datetime.datetime(2026, 11, 1, 12, 0, 0)
+
+
+def _feed(store, cluster_id, vm, node, n, start, rng):
+    """Store ``n`` samples of a random walk over the synthetic VM's space."""
+    for i in range(n):
+        share = rng.uniform(0.2, 0.9)
+        size = rng.uniform(1024, 4096)
+        load = rng.uniform(0.2, 1.8) * vm.capacity(share, size)
+        r, w = share * load, (1 - share) * load
+        store.samples.add({
+            'cluster_id': cluster_id, 'node_id': node,
+            'ts': start + datetime.timedelta(seconds=10 * i), 'up': True,
+            'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
+            'write_bytes_mean': size, 'read_p99_ms': vm.p99(r, w, size)})
+
+
+def test_train_store_publish_and_resume(conf, store):
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        for node in ('n1', 'n2'):
+            store.nodes.upsert(cid, node, flavor='small', address='x')
+        rng = np.random.default_rng(3)
+        vm = synthetic.SyntheticVM(seed=3)
+        for node in ('n1', 'n2'):
+            _feed(store, cid, vm, node, 300, T0, rng)
+        # a sample of an unknown node must be rejected, not crash the round
+        store.samples.add({'cluster_id': cid, 'node_id': 'ghost', 'ts': T0,
+                           'up': True, 'reads_per_s': float('nan')})
+
+        first = trainer_manager.TrainerManager(conf, store=store)
+        updates = first.train_cluster(cluster, now=T0.timestamp() + 3600)
+        scopes = {(u.scope, u.key) for u in updates}
+        assert ('flavor', 'small') in scopes and ('vm', 'n1') in scopes
+        stored = store.models.get('flavor', persistence.model_key(str(cid),
+                                                                  'small'))
+        assert stored['summary']['kind'] == 'svm'
+
+        workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
+                    'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
+        estimate = first.capacities(None, str(cid), {'n1': workload})['n1']
+        truth = vm.capacity(0.5, 2048)
+        assert math.isclose(estimate['capacity'], truth, rel_tol=0.15)
+
+        # A new trainer (a restart, or another host) resumes the same models
+        # and takes only the samples it has not seen.
+        second = trainer_manager.TrainerManager(conf, store=store)
+        assert second.train_cluster(cluster,
+                                    now=T0.timestamp() + 3700) == []
+        resumed = second.capacities(None, str(cid), {'n1': workload})['n1']
+        assert math.isclose(resumed['capacity'], estimate['capacity'],
+                            rel_tol=1e-6)
+        assert second.model_versions(None, str(cid)) == \
+            first.model_versions(None, str(cid))
+    finally:
+        conf.clear_override('update_period', 'trainer')
+
+
+def test_capacities_over_rpc(conf, store):
+    conf.set_override('transport_url', 'fake://')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={})
+        store.nodes.upsert(cluster['id'], 'n1', flavor='small')
+        transport = rpc.get_transport(conf)
+        manager = trainer_manager.TrainerManager(conf, store=store,
+                                                 transport=transport)
+        worker = service.WorkerService(conf, transport, manager)
+        manager.train_cluster(cluster, now=T0.timestamp())
+        worker.start()
+        try:
+            client = trainer_rpcapi.TrainerAPI(conf, transport)
+            answer = client.capacities(context.get_admin_context(),
+                                       cluster['id'],
+                                       {'n1': {'reads_per_s': 10.0}})
+            # no samples yet: the model honestly knows nothing
+            assert answer['n1']['bound'] == 'unknown'
+            versions = client.model_versions(context.get_admin_context(),
+                                             cluster['id'])
+            assert set(versions['vm']) == {'n1'}
+        finally:
+            worker.stop()
+    finally:
+        conf.clear_override('transport_url')
