@@ -2,13 +2,26 @@
 
 API version history:
     1.0 - status()
+    1.1 - scale()
 """
 from elastman.common import rpc
 
 
 class ActuatorAPI(rpc.RPCClient):
     WORKER = 'actuator'
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def status(self, ctxt, server: str | None = None) -> dict:
         return self.call(ctxt, 'status', version='1.0', server=server)
+
+    def scale(self, ctxt, cluster_id: str, count: int,
+              flavor: str | None = None, action_id: str | None = None,
+              retry: int | None = None) -> None:
+        """Ask for ``count`` nodes (of ``flavor``); the request is already
+        journalled as the PENDING action ``action_id``.
+
+        ``retry`` bounds how often the broker is retried (None: forever).
+        """
+        cctxt = self._client.prepare(version='1.1', retry=retry)
+        cctxt.cast(ctxt, 'scale', cluster_id=cluster_id, count=count,
+                   flavor=flavor, action_id=action_id)

@@ -63,4 +63,5 @@ class APIService(service.Service):
 
 
 def build(conf, store) -> APIService:
-    return APIService(conf, api_app.Application(conf, store))
+    """The API service: routes, policy and ``[api] auth_strategy``."""
+    return APIService(conf, api_app.build_app(conf, store))

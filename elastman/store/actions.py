@@ -24,14 +24,14 @@ def _decode(row: dict | None) -> dict | None:
 class ActionRepository(base.Repository):
 
     def create(self, cluster_id: uuid.UUID, kind: str, params: dict,
-               step: str = 'created') -> dict:
+               step: str = 'created', state: str = 'RUNNING') -> dict:
         """Journal a new action before any of its side effects happen."""
         now = timeutils.utcnow()
         action_id = uuid_from_time(now)
         self._execute(
             'INSERT INTO actions (cluster_id, id, kind, state, step, params, '
             'created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-            (cluster_id, action_id, kind, 'RUNNING', step, base.dumps(params),
+            (cluster_id, action_id, kind, state, step, base.dumps(params),
              now, now))
         return self.get(cluster_id, action_id)
 

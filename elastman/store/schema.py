@@ -78,6 +78,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         """CREATE TABLE IF NOT EXISTS leases (
             name text PRIMARY KEY, holder text, acquired_at timestamp)""",
     )),
+    Migration(2, 'host agents and their interference reports', (
+        """CREATE TABLE IF NOT EXISTS host_agents (
+            host text PRIMARY KEY, last_report_at timestamp, details text)""",
+        """CREATE TABLE IF NOT EXISTS host_reports (
+            host text, ts timestamp, vms text,
+            PRIMARY KEY (host, ts))
+            WITH CLUSTERING ORDER BY (ts DESC)
+            AND default_time_to_live = 604800""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -1,0 +1,1 @@
+"""Resource controllers of /v1."""

@@ -1,0 +1,155 @@
+"""/v1/clusters: register or create, show, rename, delete, scale."""
+from __future__ import annotations
+
+from oslo_log import log as logging
+
+from elastman.api import errors
+from elastman.api import schemas
+from elastman.api import views
+from elastman.api.controllers import base
+from elastman.common import exception
+
+LOG = logging.getLogger(__name__)
+
+RULE = 'elastman:cluster:%s'
+DEFAULT_CQL_PORT = 9042
+DEFAULT_JMX_PORT = 7199
+
+
+def _split_seed(seed: str, default_port: int) -> tuple[str, int]:
+    host, sep, port = seed.rpartition(':')
+    if not sep or host.endswith(':') or (':' in host and not
+                                         host.endswith(']')):
+        return seed, default_port        # no port, or a bare IPv6 address
+    try:
+        value = int(port)
+    except ValueError:
+        raise errors.bad_request('seed %r: port is not a number' % seed)
+    if not 1 <= value <= 65535:
+        raise errors.bad_request('seed %r: port out of range' % seed)
+    return host.strip('[]'), value
+
+
+class ClusterController(base.Controller):
+
+    def index(self, req, ctx):
+        limit, marker = self.page_args(req)
+        all_projects = req.GET.get('all_projects', 'false').lower()
+        if all_projects not in ('true', 'false', '1', '0', 'yes', 'no'):
+            raise errors.bad_request('all_projects must be true or false')
+        target = {'project_id': ctx.project_id}
+        self.enforcer.check(ctx, RULE % 'list', target)
+        project = ctx.project_id
+        if all_projects in ('true', '1', 'yes'):
+            self.enforcer.check(ctx, RULE % 'list_all_projects', target)
+            project = None
+        page = self.page(lambda: self.store.clusters.list(
+            project, limit=limit, marker=marker))
+        return 200, {'clusters': [
+            views.cluster(row, self.store.nodes.list(row['id']))
+            for row in page], 'next_marker': page.next_marker}
+
+    def create(self, req, ctx):
+        body = self.body(req)
+        schemas.validate(schemas.CLUSTER_CREATE, body)
+        self.enforcer.check(ctx, RULE % 'create',
+                            {'project_id': ctx.project_id})
+        policy = (schemas.normalize_policy(body['policy'])
+                  if 'policy' in body else {})
+        cql_port = body.get('cql_port', DEFAULT_CQL_PORT)
+        spec = {'cql_port': cql_port,
+                'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT)}
+        if 'seeds' in body:
+            seeds = [_split_seed(s, cql_port) for s in body['seeds']]
+            spec.update(mode='registered', seeds=['%s:%d' % s for s in seeds],
+                        flavor=body.get('flavor'))
+            row = self.store.clusters.create(ctx.project_id, body['name'],
+                                             spec, policy, state='ACTIVE')
+            for host, port in seeds:
+                self.store.nodes.upsert(row['id'], host, address=host,
+                                        cql_port=port, seed=True,
+                                        state='UNKNOWN',
+                                        flavor=body.get('flavor'),
+                                        jmx_port=spec['jmx_port'])
+        else:
+            spec.update(mode='managed', flavor=body['flavor'],
+                        image=body['image'], size=body['size'])
+            row = self.store.clusters.create(ctx.project_id, body['name'],
+                                             spec, policy, state='CREATING')
+            self._request_scale(ctx, row, 'create', body['size'],
+                                body['flavor'])
+        LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
+                 spec['mode'], ctx.project_id)
+        nodes = self.store.nodes.list(row['id'])
+        return 201, {'cluster': views.cluster(row, nodes, detail=True)}
+
+    def show(self, req, ctx, cluster_id):
+        row = self.cluster(ctx, cluster_id, RULE % 'get')
+        nodes = self.store.nodes.list(row['id'])
+        return 200, {'cluster': views.cluster(row, nodes, detail=True)}
+
+    def update(self, req, ctx, cluster_id):
+        body = self.body(req)
+        schemas.validate(schemas.CLUSTER_UPDATE, body)
+        row = self.cluster(ctx, cluster_id, RULE % 'update')
+        row = self.store.clusters.update(row['id'], **body)
+        nodes = self.store.nodes.list(row['id'])
+        return 200, {'cluster': views.cluster(row, nodes, detail=True)}
+
+    def delete(self, req, ctx, cluster_id):
+        """Unregister, or for a managed cluster with servers, ask the
+        actuator to delete them (202; the cluster goes DELETING)."""
+        row = self.cluster(ctx, cluster_id, RULE % 'delete')
+        nodes = self.store.nodes.list(row['id'])
+        managed = (row.get('spec') or {}).get('mode') == 'managed'
+        if managed and any(n.get('server_id') for n in nodes):
+            if row['state'] != 'DELETING':
+                self.store.clusters.update(row['id'], state='DELETING',
+                                           status_reason='delete requested')
+                self._request_scale(ctx, row, 'delete', 0, None)
+            return 202, None
+        for node in nodes:
+            self.store.nodes.delete(row['id'], node['node_id'])
+        self.store.clusters.delete(row['id'])
+        LOG.info('cluster %s deleted by project %s', row['id'],
+                 ctx.project_id)
+        return 204, None
+
+    def scale(self, req, ctx, cluster_id):
+        body = self.body(req)
+        schemas.validate(schemas.CLUSTER_SCALE, body)
+        row = self.cluster(ctx, cluster_id, RULE % 'scale')
+        if row['state'] not in ('ACTIVE', 'ERROR'):
+            raise errors.APIError(409, 'cluster %s is %s' % (cluster_id,
+                                                             row['state']))
+        policy = row.get('policy') or {}
+        low, high = policy.get('min_size', 1), policy.get('max_size', 1000)
+        if not low <= body['count'] <= high:
+            raise errors.bad_request('count %d is outside the policy bounds '
+                                     '[%d, %d]' % (body['count'], low, high))
+        action = self._request_scale(ctx, row, 'scale', body['count'],
+                                     body.get('flavor'))
+        return 202, {'action': views.action(action)}
+
+    def _request_scale(self, ctx, row, kind: str, count: int,
+                       flavor: str | None) -> dict:
+        """Journal the request as a PENDING action, then cast it.
+
+        The journal row is what counts: an actuator that was down when the
+        cast went out finds the PENDING action when it starts.
+        """
+        action = self.store.actions.create(
+            row['id'], kind, {'count': count, 'flavor': flavor,
+                              'requested_by': ctx.user_id},
+            step='requested', state='PENDING')
+        if self.actuator is not None:
+            try:
+                self.actuator.scale(ctx, str(row['id']), count, flavor,
+                                    action_id=str(action['id']))
+            except exception.ElastmanException as exc:
+                LOG.warning('actuator not reachable (%s); action %s stays '
+                            'PENDING', exc, action['id'])
+            except Exception:  # the bus is optional for the API
+                LOG.exception('cannot cast %s of cluster %s; action %s '
+                              'stays PENDING', kind, row['id'], action['id'])
+        return action

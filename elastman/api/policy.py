@@ -1,0 +1,28 @@
+"""The oslo.policy enforcer of the API, with defaults from
+:mod:`elastman.common.policies`."""
+from __future__ import annotations
+
+from oslo_policy import policy
+
+from elastman.api import errors
+from elastman.common import policies
+
+
+class Enforcer:
+    """Checks a rule for a request context against a target."""
+
+    def __init__(self, conf) -> None:
+        self._enforcer = policy.Enforcer(conf)
+        self._enforcer.register_defaults(policies.list_rules())
+
+    def allowed(self, ctx, rule: str, target: dict) -> bool:
+        try:
+            return bool(self._enforcer.authorize(
+                rule, target, ctx.to_policy_values(), do_raise=False))
+        except policy.InvalidScope:
+            return False
+
+    def check(self, ctx, rule: str, target: dict) -> None:
+        """Raise a 403 APIError unless ``rule`` allows the request."""
+        if not self.allowed(ctx, rule, target):
+            raise errors.APIError(403, 'policy does not allow %s' % rule)

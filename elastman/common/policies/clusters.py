@@ -1,0 +1,57 @@
+"""Policies of clusters and everything below /v1/clusters/{cluster_id}."""
+from oslo_policy import policy
+
+from elastman.common.policies import base
+
+PREFIX = 'elastman:cluster:%s'
+
+
+def _rule(name, check, method, path, description):
+    return policy.DocumentedRuleDefault(
+        name=PREFIX % name, check_str=check, description=description,
+        operations=[{'method': method, 'path': path}],
+        scope_types=['project'])
+
+
+_C = '/v1/clusters/{cluster_id}'
+READER = base.RULE_PROJECT_READER_OR_ADMIN
+MEMBER = base.RULE_PROJECT_MEMBER_OR_ADMIN
+
+rules = [
+    _rule('list', READER, 'GET', '/v1/clusters',
+          'List the clusters of the current project.'),
+    _rule('list_all_projects', base.RULE_ADMIN_API, 'GET',
+          '/v1/clusters?all_projects=true',
+          'List the clusters of every project.'),
+    _rule('create', MEMBER, 'POST', '/v1/clusters',
+          'Register an existing Cassandra cluster or request a new one.'),
+    _rule('get', READER, 'GET', _C, 'Show a cluster with its nodes.'),
+    _rule('update', MEMBER, 'PATCH', _C, 'Rename a cluster.'),
+    _rule('delete', MEMBER, 'DELETE', _C, 'Delete or unregister a cluster.'),
+    _rule('scale', MEMBER, 'POST', _C + '/scale',
+          'Request a manual resize of a cluster.'),
+    _rule('policy:get', READER, 'GET', _C + '/policy',
+          'Show the scaling policy of a cluster.'),
+    _rule('policy:set', MEMBER, 'PUT', _C + '/policy',
+          'Set the scaling policy of a cluster.'),
+    _rule('policy:delete', MEMBER, 'DELETE', _C + '/policy',
+          'Remove the scaling policy of a cluster (no automatic scaling).'),
+    _rule('node:list', READER, 'GET', _C + '/nodes',
+          'List the Cassandra nodes of a cluster.'),
+    _rule('node:get', READER, 'GET', _C + '/nodes/{node_id}',
+          'Show one Cassandra node.'),
+    _rule('model:get', READER, 'GET', _C + '/models/{scope}/{key}',
+          'Show a capacity model (per flavour or per VM).'),
+    _rule('forecast:get', READER, 'GET', _C + '/forecasts/{metric}',
+          'Show forecasts of a workload metric with forecaster weights.'),
+    _rule('decision:list', READER, 'GET', _C + '/decisions',
+          'List the decision records of the control loop.'),
+    _rule('action:list', READER, 'GET', _C + '/actions',
+          'List scaling actions.'),
+    _rule('action:get', READER, 'GET', _C + '/actions/{action_id}',
+          'Show one scaling action.'),
+]
+
+
+def list_rules():
+    return rules

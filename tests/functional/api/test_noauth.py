@@ -1,0 +1,162 @@
+"""The API on the real store in noauth mode: every resource, validation and
+paging; the OpenAPI document's schemas check every response."""
+import uuid
+
+from tests.functional.api import openapi_check
+
+
+def _ok(resp, status, op=None):
+    assert resp.status_code == status, resp.text
+    if op:
+        openapi_check.validate_response(op, resp)
+    return resp.json() if resp.content else None
+
+
+def test_register_show_list_delete(api, store):
+    body = _ok(api('POST', '/v1/clusters', json={
+        'name': 'reg', 'seeds': ['127.0.0.9', '127.0.0.10:9043'],
+        'flavor': 'm1.small'}), 201, 'createCluster')
+    cluster = body['cluster']
+    assert cluster['state'] == 'ACTIVE' and cluster['mode'] == 'registered'
+    assert sorted(cluster['endpoints']) == ['127.0.0.10:9043',
+                                            '127.0.0.9:9042']
+    cid = cluster['id']
+    shown = _ok(api('GET', '/v1/clusters/' + cid), 200, 'showCluster')
+    assert shown['cluster']['size'] == 2
+    assert {n['id'] for n in shown['cluster']['nodes']} == {'127.0.0.9',
+                                                           '127.0.0.10'}
+    listed = _ok(api('GET', '/v1/clusters'), 200, 'listClusters')
+    assert [c['id'] for c in listed['clusters']] == [cid]
+    _ok(api('GET', '/v1/clusters/%s/nodes' % cid), 200, 'listNodes')
+    _ok(api('GET', '/v1/clusters/%s/nodes/127.0.0.9' % cid), 200, 'showNode')
+    _ok(api('PATCH', '/v1/clusters/' + cid, json={'name': 'renamed'}), 200,
+        'updateCluster')
+    _ok(api('DELETE', '/v1/clusters/' + cid), 204)
+    _ok(api('GET', '/v1/clusters/' + cid), 404, 'showCluster')
+    assert store.nodes.list(uuid.UUID(cid)) == []
+
+
+def test_create_managed_records_pending_action(api):
+    cluster = _ok(api('POST', '/v1/clusters', json={
+        'name': 'new', 'flavor': 'm1.large', 'image': 'cassandra-5',
+        'size': 3}), 201)['cluster']
+    assert cluster['state'] == 'CREATING' and cluster['size'] == 0
+    actions = _ok(api('GET', '/v1/clusters/%s/actions' % cluster['id']), 200,
+                  'listActions')['actions']
+    assert [(a['kind'], a['state'], a['params']['count'])
+            for a in actions] == [('create', 'PENDING', 3)]
+
+
+def test_scale_policy_and_filters(api, store):
+    cid = _ok(api('POST', '/v1/clusters', json={
+        'name': 'c', 'seeds': ['127.0.0.9']}), 201)['cluster']['id']
+    _ok(api('GET', '/v1/clusters/%s/policy' % cid), 404, 'showPolicy')
+    policy = _ok(api('PUT', '/v1/clusters/%s/policy' % cid, json={
+        'slo_threshold_ms': 20, 'min_size': 1, 'max_size': 5,
+        'dry_run': True, 'model': {'confidence': 0.8}}), 200,
+        'setPolicy')['policy']
+    assert policy['alpha'] == 1.0 and policy['beta'] == 0.5
+    assert policy['model'] == {'confidence': 0.8}
+    resp = api('PUT', '/v1/clusters/%s/policy' % cid,
+               json={'min_size': 4, 'max_size': 2})
+    assert resp.status_code == 400 and 'min_size' in resp.json()['error'][
+        'message']
+    assert api('POST', '/v1/clusters/%s/scale' % cid,
+               json={'count': 9}).status_code == 400
+    action = _ok(api('POST', '/v1/clusters/%s/scale' % cid,
+                     json={'count': 4}), 202, 'scaleCluster')['action']
+    assert action['state'] == 'PENDING' and action['kind'] == 'scale'
+    shown = _ok(api('GET', '/v1/clusters/%s/actions/%s' % (cid, action['id'])),
+                200, 'showAction')['action']
+    assert shown['params']['count'] == 4
+    for query, n in (('kind=scale', 1), ('kind=create', 0),
+                     ('state=pending', 1), ('state=SUCCEEDED', 0)):
+        got = _ok(api('GET', '/v1/clusters/%s/actions?%s' % (cid, query)),
+                  200)['actions']
+        assert len(got) == n, query
+    _ok(api('DELETE', '/v1/clusters/%s/policy' % cid), 204)
+    _ok(api('DELETE', '/v1/clusters/%s/policy' % cid), 404)
+
+
+def test_paging(api):
+    ids = {_ok(api('POST', '/v1/clusters', json={
+        'name': 'p%d' % i, 'seeds': ['127.0.0.9']}), 201)['cluster']['id']
+        for i in range(5)}
+    seen, marker = [], None
+    while True:
+        query = '?limit=2' + ('&marker=' + marker if marker else '')
+        page = _ok(api('GET', '/v1/clusters' + query), 200, 'listClusters')
+        assert len(page['clusters']) <= 2
+        seen += [c['id'] for c in page['clusters']]
+        marker = page['next_marker']
+        if not marker:
+            break
+    assert set(seen) == ids and len(seen) == 5
+    assert api('GET', '/v1/clusters?marker=%%%%').status_code == 400
+    assert api('GET', '/v1/clusters?limit=0').status_code == 400
+
+
+def test_models_forecasts_decisions(api, store):
+    import datetime
+    from elastman.capacity import serialization
+    cid = _ok(api('POST', '/v1/clusters', json={
+        'name': 'm', 'seeds': ['127.0.0.9'], 'flavor': 'm1.small'}),
+        201)['cluster']['id']
+    uid = uuid.UUID(cid)
+    doc = serialization.wrap(serialization.MODEL_FORMAT,
+                             {'model': {'kind': 'linear'}, 'meta': {}})
+    store.models.save('flavor', '%s/m1.small' % cid,
+                      serialization.dumps(doc), {'confidence': 0.5},
+                      {'cells': 12, 'capacity': 1500.0})
+    model = _ok(api('GET', '/v1/clusters/%s/models/flavor/m1.small' % cid),
+                200, 'showModel')['model']
+    assert model['version'] == 1 and model['document'] == doc
+    assert model['summary']['cells'] == 12
+    listed = _ok(api('GET', '/v1/clusters/%s/models' % cid), 200,
+                 'listModels')['models']
+    assert [(m['scope'], m['key']) for m in listed] == [('flavor',
+                                                         'm1.small')]
+    _ok(api('GET', '/v1/clusters/%s/models/vm/127.0.0.9' % cid), 404)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    store.forecasts.add(uid, 'reads_per_s', now, 60, [10.0, 12.5],
+                        'arima_100', {'arima_100': 1.0, 'regression_tree': 0.5})
+    forecasts = _ok(api('GET', '/v1/clusters/%s/forecasts/reads_per_s' % cid),
+                    200, 'showForecasts')['forecasts']
+    assert forecasts[0]['weights']['regression_tree'] == 0.5
+    assert forecasts[0]['predicted'] == [10.0, 12.5]
+    store.actions.record_decision(uid, now, 'none', {'reason': 'cooling down'})
+    decisions = _ok(api('GET', '/v1/clusters/%s/decisions' % cid), 200,
+                    'listDecisions')['decisions']
+    assert decisions[0]['record']['reason'] == 'cooling down'
+
+
+def test_hosts(api, store):
+    _ok(api('GET', '/v1/hosts'), 200, 'listHosts')
+    store.hosts.report('compute-1', {'vm-a': {'interference_index': 0.3}})
+    hosts = _ok(api('GET', '/v1/hosts'), 200, 'listHosts')['hosts']
+    assert [h['host'] for h in hosts] == ['compute-1']
+    _ok(api('GET', '/v1/hosts/compute-1'), 200, 'showHost')
+    reports = _ok(api('GET', '/v1/hosts/compute-1/reports'), 200,
+                  'listHostReports')['reports']
+    assert reports[0]['vms']['vm-a']['interference_index'] == 0.3
+    _ok(api('GET', '/v1/hosts/nowhere'), 404, 'showHost')
+
+
+def test_errors_are_json(api):
+    for method, path, body, code in (
+            ('POST', '/v1/clusters', {'name': 'x'}, 400),
+            ('POST', '/v1/clusters', {'name': 'x', 'seeds': ['a'],
+                                      'size': 3}, 400),
+            ('POST', '/v1/clusters', {'name': 'x', 'seeds': ['a'],
+                                      'bogus': 1}, 400),
+            ('GET', '/v1/clusters/not-a-uuid', None, 404),
+            ('GET', '/v1/clusters/%s' % uuid.uuid4(), None, 404),
+            ('PUT', '/v1/clusters', None, 405),
+            ('GET', '/v1/nothing', None, 404)):
+        resp = api(method, path, json=body)
+        assert resp.status_code == code, (method, path, resp.text)
+        err = resp.json()['error']
+        assert err['code'] == code and err['message'] and err['title']
+    resp = api('POST', '/v1/clusters', data=b'{not json',
+               headers={'Content-Type': 'application/json'})
+    assert resp.status_code == 400
