@@ -2,9 +2,12 @@
 
     elastman-manage db sync | db version
     elastman-manage store start | stop | status   (a local single-node store)
+    elastman-manage model export | import         (carry a flavour's model)
+    elastman-manage forecast-eval TRACE.csv       (compare the forecasters)
 """
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -118,15 +121,12 @@ def add_command_parsers(subparsers) -> None:
                          ).set_defaults(func=store_status)
 
     for module in _TOOL_MODULES:
-        try:
-            tool = __import__(module, fromlist=['add_subparser'])
-        except ImportError:
-            continue
+        tool = importlib.import_module(module)
         tool.add_subparser(subparsers)
 
 
 # Offline tools that bring their own sub-command (module.add_subparser).
-_TOOL_MODULES = ('elastman.predictor.evaluate',)
+_TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer')
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',

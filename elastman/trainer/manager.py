@@ -55,8 +55,10 @@ def sample_from_row(row: dict) -> dict:
 
 
 class _ClusterState:
-    def __init__(self, registry: model_registry.ModelRegistry) -> None:
+    def __init__(self, registry: model_registry.ModelRegistry,
+                 saved_version: int) -> None:
         self.registry = registry
+        self.saved_version = saved_version
         self.last_sample: dict[str, datetime.datetime] = {}
         self.dirty = False
 
@@ -86,7 +88,8 @@ class TrainerManager(manager.Manager):
         with self._lock:
             for state in self._clusters.values():
                 if state.dirty:
-                    persistence.save_state(self.store, state.registry)
+                    state.saved_version = persistence.save_state(
+                        self.store, state.registry)
 
     def periodic_tasks(self):
         interval = min(self.conf.trainer.update_period,
@@ -123,14 +126,23 @@ class TrainerManager(manager.Manager):
         params = params_mod.ModelParams.from_conf(
             self.conf, **model_overrides(cluster.get('policy')))
         state = self._clusters.get(cluster_id)
-        if state is None:
+        stored = self.store.models.latest_version(persistence.STATE_SCOPE,
+                                                  cluster_id)
+        if state is None or stored > state.saved_version:
+            # first sight, or the state was changed outside this trainer
+            # (a model import, another trainer that held the lease)
             registry = persistence.load_state(self.store, cluster_id)
             if registry is None:
                 registry = model_registry.ModelRegistry(cluster_id, params)
             else:
-                LOG.info('cluster %s: resumed capacity models of %d VMs',
-                         cluster_id, len(registry.nodes))
-            state = self._clusters[cluster_id] = _ClusterState(registry)
+                LOG.info('cluster %s: loaded capacity models of %d VMs '
+                         '(state version %d)', cluster_id,
+                         len(registry.nodes), stored)
+            previous = state
+            state = self._clusters[cluster_id] = _ClusterState(registry,
+                                                               stored)
+            if previous is not None:
+                state.last_sample = previous.last_sample
         if state.registry.params != params:
             state.registry.update_params(params)
         return state
@@ -168,7 +180,8 @@ class TrainerManager(manager.Manager):
                                                       update)
                     self._publish(cluster_id, update, version)
             if state.dirty or updates:
-                persistence.save_state(self.store, registry)
+                state.saved_version = persistence.save_state(self.store,
+                                                             registry)
                 state.dirty = False
             return updates
 

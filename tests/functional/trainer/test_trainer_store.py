@@ -99,3 +99,57 @@ def test_capacities_over_rpc(conf, store):
             worker.stop()
     finally:
         conf.clear_override('transport_url')
+
+
+def test_model_export_import_between_clusters(conf, store, config_file,
+                                              tmp_path):
+    import subprocess
+    import sys
+
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        policy = {'slo_threshold_ms': synthetic.SLO_MS}
+        old = store.clusters.create('p', 'old', spec={}, policy=policy)
+        store.nodes.upsert(old['id'], 'n1', flavor='small')
+        vm = synthetic.SyntheticVM(seed=5)
+        _feed(store, old['id'], vm, 'n1', 400, T0, np.random.default_rng(5))
+        trainer_manager.TrainerManager(conf, store=store).train_cluster(
+            old, now=T0.timestamp() + 3600)
+
+        new = store.clusters.create('p', 'new', spec={}, policy=policy)
+        store.nodes.upsert(new['id'], 'm1', flavor='small')
+        config = config_file()
+        model_file = str(tmp_path / 'small.json')
+
+        def manage(*args):
+            out = subprocess.run([sys.executable, '-m', 'elastman.cmd.manage',
+                                  '--config-file', config, 'model', *args],
+                                 capture_output=True, text=True, timeout=120)
+            assert out.returncode == 0, out.stderr
+            return out.stdout
+        manage('export', str(old['id']), 'small', '-o', model_file)
+        assert 'imported flavour model small' in manage(
+            'import', str(new['id']), model_file)
+
+        # the new cluster's trainer answers for its fresh VM from the
+        # imported flavour model, before it has any sample of its own
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        trainer.train_cluster(new, now=T0.timestamp() + 7200)
+        workload = {'reads_per_s': 0.6, 'writes_per_s': 0.4,
+                    'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
+        estimate = trainer.capacities(None, str(new['id']),
+                                      {'m1': workload})['m1']
+        assert estimate['source'] == 'flavor'
+        assert math.isclose(estimate['capacity'], vm.capacity(0.6, 2048),
+                            rel_tol=0.15)
+
+        # a corrupt document is refused with a clear message
+        bad = tmp_path / 'bad.json'
+        bad.write_text('{"format": "something-else"}')
+        out = subprocess.run([sys.executable, '-m', 'elastman.cmd.manage',
+                              '--config-file', config, 'model', 'import',
+                              str(new['id']), str(bad)],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 1 and 'rejected' in out.stderr
+    finally:
+        conf.clear_override('update_period', 'trainer')
