@@ -1,0 +1,1 @@
+"""The ``openstack elastman ...`` plugin of python-openstackclient."""

@@ -1,0 +1,53 @@
+"""Shared helpers of the OSC commands: the client, columns, waiting."""
+from __future__ import annotations
+
+import sys
+
+from osc_lib import exceptions
+
+from elastman.client import client as em_client
+
+
+def client(app) -> em_client.Client:
+    return app.client_manager.elastman
+
+
+def find_cluster(app, name_or_id: str) -> dict:
+    try:
+        return client(app).find_cluster(name_or_id)
+    except em_client.ClientError as exc:
+        raise exceptions.CommandError(str(exc))
+
+
+def call(func, *args, **kwargs):
+    """Run a client call; API errors become CommandError (exit code 1)."""
+    try:
+        return func(*args, **kwargs)
+    except em_client.ClientError as exc:
+        raise exceptions.CommandError(str(exc))
+
+
+def show(doc: dict, columns: tuple[str, ...]) -> tuple[tuple, tuple]:
+    return columns, tuple(doc.get(c) for c in columns)
+
+
+def progress(stream=sys.stderr):
+    """A progress printer for ``Client.wait_for``: one line per change."""
+    last = {}
+
+    def report(doc):
+        line = 'gone' if doc is None else '%s %s' % (
+            doc.get('state'), doc.get('step') or
+            ('size=%s' % doc.get('size') if 'size' in doc else ''))
+        if last.get('line') != line:
+            stream.write(line.strip() + '\n')
+            stream.flush()
+            last['line'] = line
+    return report
+
+
+def add_wait(parser, what: str) -> None:
+    parser.add_argument('--wait', action='store_true',
+                        help='Wait until %s, printing progress.' % what)
+    parser.add_argument('--timeout', type=int, default=1800,
+                        help='Seconds to wait at most (default 1800).')

@@ -1,0 +1,97 @@
+"""openstack elastman policy set|show|unset."""
+from __future__ import annotations
+
+import json
+
+from osc_lib.command import command
+from osc_lib import exceptions
+
+from elastman.client import client as em_client
+from elastman.osc.v1 import common
+
+COLUMNS = ('slo_metric', 'slo_threshold_ms', 'min_size', 'max_size', 'alpha',
+           'beta', 'control_period_s', 'cooldown_s', 'flavors', 'dry_run',
+           'model')
+# option -> (policy field, type)
+_OPTIONS = (('--slo-metric', 'slo_metric', str),
+            ('--slo-threshold', 'slo_threshold_ms', float),
+            ('--min-size', 'min_size', int),
+            ('--max-size', 'max_size', int),
+            ('--alpha', 'alpha', float),
+            ('--beta', 'beta', float),
+            ('--control-period', 'control_period_s', int),
+            ('--cooldown', 'cooldown_s', int))
+
+
+class ShowPolicy(command.ShowOne):
+    """Show the scaling policy of a cluster."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        return parser
+
+    def take_action(self, args):
+        cluster = common.find_cluster(self.app, args.cluster)
+        policy = common.call(common.client(self.app).get_policy,
+                             cluster['id'])
+        return common.show(policy, COLUMNS)
+
+
+class SetPolicy(command.ShowOne):
+    """Set scaling policy fields (others keep their current value)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        for option, field, kind in _OPTIONS:
+            parser.add_argument(option, dest=field, type=kind,
+                                help='Policy field %s.' % field)
+        parser.add_argument('--flavor', action='append', dest='flavors',
+                            help='Flavour scaling may use (repeat).')
+        dry = parser.add_mutually_exclusive_group()
+        dry.add_argument('--dry-run', dest='dry_run', action='store_true',
+                         default=None, help='Decide but do not act.')
+        dry.add_argument('--no-dry-run', dest='dry_run',
+                         action='store_false', help='Decide and act.')
+        parser.add_argument('--model', metavar='<json>',
+                            help='Capacity model parameters as JSON, e.g. '
+                                 '\'{"confidence": 0.5}\'.')
+        return parser
+
+    def take_action(self, args):
+        client = common.client(self.app)
+        cluster = common.find_cluster(self.app, args.cluster)
+        try:
+            policy = client.get_policy(cluster['id'])
+        except em_client.ClientError as exc:
+            if exc.code != 404:
+                raise exceptions.CommandError(str(exc))
+            policy = {}
+        for _option, field, _kind in _OPTIONS:
+            if getattr(args, field) is not None:
+                policy[field] = getattr(args, field)
+        if args.flavors is not None:
+            policy['flavors'] = args.flavors
+        if args.dry_run is not None:
+            policy['dry_run'] = args.dry_run
+        if args.model is not None:
+            try:
+                policy['model'] = json.loads(args.model)
+            except ValueError as exc:
+                raise exceptions.CommandError('--model: %s' % exc)
+        policy = common.call(client.set_policy, cluster['id'], policy)
+        return common.show(policy, COLUMNS)
+
+
+class UnsetPolicy(command.Command):
+    """Remove the scaling policy (the cluster is no longer scaled)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        return parser
+
+    def take_action(self, args):
+        cluster = common.find_cluster(self.app, args.cluster)
+        common.call(common.client(self.app).delete_policy, cluster['id'])

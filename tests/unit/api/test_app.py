@@ -1,0 +1,87 @@
+"""The application without a store: routing, JSON errors, validation and
+authorization that happen before any store access."""
+import json
+
+from oslo_config import cfg
+import pytest
+import webob
+
+from elastman.api import app
+from elastman.api import auth
+from elastman.api import schemas
+from elastman.api import errors
+import elastman.conf
+
+
+@pytest.fixture(scope='module')
+def conf():
+    conf = cfg.ConfigOpts()
+    elastman.conf.api.register_opts(conf)
+    conf([], default_config_files=[])
+    return conf
+
+
+def _call(application, method, path, body=None, headers=None):
+    req = webob.Request.blank(path, method=method, headers=headers or {})
+    if body is not None:
+        req.body = json.dumps(body).encode()
+        req.content_type = 'application/json'
+    return req.get_response(application)
+
+
+def test_405_lists_allowed_methods(conf):
+    resp = _call(app.Application(conf), 'PUT', '/v1/clusters')
+    assert resp.status_int == 405
+    assert resp.headers['Allow'] == 'GET, POST'
+    assert resp.json['error']['code'] == 405
+
+
+def test_anonymous_is_forbidden_without_auth_pipeline(conf):
+    resp = _call(app.Application(conf), 'GET', '/v1/hosts',
+                 headers={'X-Roles': 'admin'})
+    assert resp.status_int == 403
+
+
+def test_noauth_validates_before_store(conf):
+    application = auth.NoAuthMiddleware(app.Application(conf))
+    resp = _call(application, 'POST', '/v1/clusters', {'name': 'x'})
+    assert resp.status_int == 400
+    assert 'body' in resp.json['error']['message']
+    resp = _call(application, 'GET', '/v1/clusters?limit=abc')
+    assert resp.status_int == 400
+
+
+@pytest.mark.parametrize('body,ok', [
+    ({'name': 'a', 'seeds': ['10.0.0.1']}, True),
+    ({'name': 'a', 'seeds': ['10.0.0.1'], 'flavor': 'm1'}, True),
+    ({'name': 'a', 'flavor': 'm1', 'image': 'i', 'size': 3}, True),
+    ({'name': 'a', 'flavor': 'm1', 'image': 'i'}, False),
+    ({'name': 'a', 'seeds': ['x'], 'image': 'i', 'size': 1,
+      'flavor': 'f'}, False),
+    ({'name': '', 'seeds': ['x']}, False),
+    ({'name': 'a', 'seeds': []}, False),
+    ({'name': 'a', 'seeds': ['x'], 'policy': {'alpha': -1}}, False),
+])
+def test_cluster_create_schema(body, ok):
+    try:
+        schemas.validate(schemas.CLUSTER_CREATE, body)
+    except errors.APIError as exc:
+        assert not ok, exc.message
+        assert exc.code == 400
+    else:
+        assert ok
+
+
+def test_policy_defaults_and_model_params():
+    policy = schemas.normalize_policy({'max_size': 4})
+    assert policy['alpha'] == 1.0 and policy['max_size'] == 4
+    with pytest.raises(errors.APIError):
+        schemas.normalize_policy({'model': {'solver': 'liblinear',
+                                            'kernel': 'rbf'}})
+    with pytest.raises(errors.APIError):
+        schemas.normalize_policy({'min_size': 5, 'max_size': 2})
+
+
+def test_nan_never_reaches_json():
+    resp = errors.json_response(200, {'x': float('nan'), 'y': [1.0]})
+    assert json.loads(resp.body) == {'x': None, 'y': [1.0]}
