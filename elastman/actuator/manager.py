@@ -1,14 +1,140 @@
-"""elastman-actuator: the RPC endpoint and periodic work of the actuator worker."""
-import oslo_messaging as messaging
+"""elastman-actuator: decides each cluster's scaling every control period and
+carries the actions out.
 
+Work is partitioned by cluster with store leases: several actuators may run,
+and each cluster is decided and acted on by exactly one of them at a time. An
+action found unfinished in the journal (this actuator crashed, another one
+held the lease, or the API journalled a request while no actuator ran) is
+resumed before anything new is decided for that cluster.
+"""
+from __future__ import annotations
+
+from concurrent import futures
+import threading
+import time
+import uuid
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from elastman.actuator import controller as controller_mod
+from elastman.actuator import executor as executor_mod
+from elastman.common import exception
 from elastman.common import manager
+from elastman.compute import base as compute
+
+LOG = logging.getLogger(__name__)
 
 
 class ActuatorManager(manager.Manager):
-    WORKER = 'actuator'
-    target = messaging.Target(version='1.0')
+    """RPC API 1.1: status, scale."""
 
-    def __init__(self, conf, store=None, transport=None) -> None:
+    WORKER = 'actuator'
+    target = messaging.Target(version='1.1')
+
+    def __init__(self, conf, store=None, transport=None,
+                 driver: compute.ComputeDriver | None = None) -> None:
         super().__init__(conf)
         self.store = store
         self.transport = transport
+        self.driver = driver
+        self.controller = controller_mod.Controller(conf, store)
+        self._pool: futures.ThreadPoolExecutor | None = None
+        self._running: dict[str, futures.Future] = {}
+        self._last_decision: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def tick(self) -> float:
+        return float(min(30, self.conf.actuator.control_period))
+
+    def start(self) -> None:
+        super().start()
+        if self.driver is None:
+            self.driver = compute.load_driver(
+                self.conf, self.conf.actuator.compute_driver)
+        self.executor = executor_mod.ActionExecutor(self.conf, self.store,
+                                                    self.driver)
+        self._pool = futures.ThreadPoolExecutor(
+            self.conf.actuator.workers, thread_name_prefix='action')
+
+    def stop(self) -> None:
+        if self._pool is not None:
+            # running actions finish their current step or are resumed by
+            # the next actuator: the journal says where they were
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.driver is not None:
+            self.driver.close()
+
+    def periodic_tasks(self):
+        return [(self.control_round, self.tick)]
+
+    def describe(self) -> str:
+        return 'deciding and scaling with the %s compute driver' % (
+            self.conf.actuator.compute_driver)
+
+    # -- the control loop ------------------------------------------------------
+    def control_round(self, now: float | None = None) -> None:
+        for cluster in self.store.clusters.all():
+            try:
+                self.handle_cluster(cluster, now)
+            except Exception:
+                LOG.exception('control period of cluster %s failed',
+                              cluster['id'])
+
+    def _busy(self, cluster_id: str) -> bool:
+        with self._lock:
+            running = self._running.get(cluster_id)
+            return running is not None and not running.done()
+
+    def handle_cluster(self, cluster: dict, now: float | None = None) -> None:
+        """Resume an unfinished action, or decide when the period is due."""
+        now = time.time() if now is None else now
+        cluster_id = str(cluster['id'])
+        if not self.store.leases.acquire('actuator/%s' % cluster_id,
+                                         self.conf.host,
+                                         int(3 * self.tick) + 1):
+            return
+        if self._busy(cluster_id):
+            return
+        unfinished = sorted(self.store.actions.unfinished(cluster['id']),
+                            key=lambda a: a['created_at'])
+        if unfinished:
+            self._submit(cluster_id, unfinished[0])
+            return
+        policy = controller_mod.scaling_policy(cluster)
+        last = self._last_decision.get(cluster_id)
+        if last is not None and now - last < policy.control_period_s:
+            return
+        self._last_decision[cluster_id] = now
+        result = self.controller.decide(cluster, now)
+        action = self.controller.action_for(cluster, result)
+        if action is not None:
+            self._submit(cluster_id, action)
+
+    def _submit(self, cluster_id: str, action: dict) -> None:
+        with self._lock:
+            self._running[cluster_id] = self._pool.submit(self.executor.run,
+                                                          action)
+
+    def wait_idle(self, timeout: float | None = None) -> None:
+        """Block until the actions started so far are done (for tools and
+        tests)."""
+        with self._lock:
+            pending = list(self._running.values())
+        futures.wait(pending, timeout=timeout)
+
+    # -- RPC API --------------------------------------------------------------------
+    def scale(self, ctxt, cluster_id: str, count: int,
+              flavor: str | None = None, action_id: str | None = None) -> None:
+        """A journalled PENDING request from the API (1.1): act on it now
+        rather than at the next round."""
+        try:
+            cluster = self.store.clusters.get(uuid.UUID(str(cluster_id)))
+        except (ValueError, exception.NotFound):
+            LOG.warning('scale request for unknown cluster %s', cluster_id)
+            return
+        LOG.info('scale request for cluster %s to %d nodes (action %s)',
+                 cluster_id, count, action_id)
+        self.handle_cluster(cluster)
+

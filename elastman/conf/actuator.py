@@ -6,7 +6,34 @@ actuator_group = cfg.OptGroup('actuator', title='Elasticity controller',
 
 actuator_opts = [
     cfg.IntOpt('control_period', default=300, min=1,
-               help='Seconds between two scaling decisions for a cluster.'),
+               help='Seconds between two scaling decisions for a cluster '
+                    '(a scaling policy may set its own).'),
+    cfg.StrOpt('compute_driver', default='local',
+               help='Compute driver that creates and deletes servers: '
+                    '"local" (Cassandra processes on this host) or "nova". '
+                    'Loaded from the elastman.compute_drivers namespace.'),
+    cfg.IntOpt('boot_timeout', default=600, min=10,
+               help='Seconds a new server may take to become ACTIVE.'),
+    cfg.IntOpt('join_timeout', default=900, min=10,
+               help='Seconds a new Cassandra node may take to bootstrap '
+                    'and show as UN.'),
+    cfg.IntOpt('decommission_timeout', default=3600, min=10,
+               help='Seconds a decommission may take before the action '
+                    'fails (the node then stays in the cluster).'),
+    cfg.IntOpt('cleanup_timeout', default=3600, min=10,
+               help='Seconds "nodetool cleanup" may take on one node.'),
+    cfg.IntOpt('delete_timeout', default=300, min=10,
+               help='Seconds a deleted server may take to disappear.'),
+    cfg.IntOpt('forecast_max_age', default=900, min=10,
+               help='Seconds after which a stored forecast is too old to '
+                    'act on; the decision then uses the current workload.'),
+    cfg.IntOpt('workers', default=4, min=1,
+               help='Actions (of different clusters) carried out at once.'),
+    cfg.StrOpt('crash_after_step', default='', advanced=True,
+               help='Testing only: exit the process at once after the '
+                    'action journal records this step, to prove that a '
+                    'restarted actuator finishes or rolls back the action. '
+                    'Empty disables it.'),
 ]
 
 

@@ -1,0 +1,329 @@
+"""Carrying out a scaling action as a journalled, resumable state machine.
+
+Every step is written to the action journal *before* its side effects, and
+every server an action creates carries the action's id in its metadata, so a
+restarted actuator can pick up any action where it stopped: adopt the servers
+already created, keep waiting for a join, or see that a decommission already
+completed.
+
+Steps, in order (an action skips the ones its plan does not need)::
+
+    requested -> planned -> creating -> joining -> cleaning
+              -> decommissioning -> deleting -> done
+
+Failures leave the cluster consistent: servers of a scale-out that never
+became ACTIVE or whose node never joined are deleted and the action FAILED; a
+decommission that fails leaves the node and its server in place.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Callable
+
+from oslo_log import log as logging
+
+from elastman.actuator import decision as decision_mod
+from elastman.cassandra import nodetool as nodetool_mod
+from elastman.common import exception
+from elastman.compute import base as compute
+
+LOG = logging.getLogger(__name__)
+
+ACTION_TAG = 'elastman_action'
+
+STEPS = ('requested', 'planned', 'creating', 'joining', 'cleaning',
+         'decommissioning', 'deleting', 'done')
+SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
+
+
+def serving_nodes(nodes: list[dict]) -> list[dict]:
+    """Nodes that count in the cluster (not joining, leaving or failed)."""
+    return [n for n in nodes if n.get('state') in SERVING]
+
+
+class ActionExecutor:
+    """Runs one action of one cluster to a terminal state."""
+
+    def __init__(self, conf, store, driver: compute.ComputeDriver,
+                 nodetool_factory: Callable[..., nodetool_mod.Nodetool]
+                 | None = None) -> None:
+        self.conf = conf
+        self.opts = conf.actuator
+        self.store = store
+        self.driver = driver
+        self._nodetool = nodetool_factory or (
+            lambda host, port: nodetool_mod.Nodetool(conf, host, port))
+
+    # -- journal ---------------------------------------------------------------
+    def _advance(self, action: dict, step: str, result: dict,
+                 state: str = 'RUNNING', reason: str | None = None) -> str:
+        self.store.actions.advance(action['cluster_id'], action['id'], step,
+                                   state=state, expected_step=action['step'],
+                                   result=result, reason=reason)
+        LOG.info('action %s (%s of cluster %s): %s -> %s', action['id'],
+                 action['kind'], action['cluster_id'], action['step'], step)
+        action['step'], action['state'] = step, state
+        if self.opts.crash_after_step == step:
+            LOG.warning('crash_after_step=%s: exiting now', step)
+            os._exit(137)
+        return step
+
+    # -- entry point -------------------------------------------------------------
+    def run(self, action: dict) -> dict:
+        """Drive ``action`` from its journalled step to the end."""
+        result = dict(action.get('result') or {})
+        if action['state'] == 'PENDING':
+            action['state'] = 'RUNNING'
+        self._set_cluster_state(action['cluster_id'], 'SCALING',
+                                '%s in progress' % action['kind'])
+        try:
+            self._drive(action, result)
+        except Exception as exc:  # every failure ends in a consistent state
+            LOG.exception('action %s failed at step %s', action['id'],
+                          action['step'])
+            self._fail(action, result, exc)
+        return self.store.actions.get(action['cluster_id'], action['id'])
+
+    def _drive(self, action: dict, result: dict) -> None:
+        if action['step'] in ('requested', 'created'):
+            result['plan'] = self._plan(action)
+            self._advance(action, 'planned', result)
+        plan = result['plan']
+        if action['step'] == 'planned':
+            self._advance(action, 'creating' if plan['add'] else
+                          'decommissioning', result)
+        if action['step'] == 'creating':
+            self._create(action, result)
+            self._advance(action, 'joining', result)
+        if action['step'] == 'joining':
+            self._wait_joined(action, result)
+            self._advance(action, 'cleaning', result)
+        if action['step'] == 'cleaning':
+            self._cleanup(action, result)
+            self._advance(action, 'decommissioning', result)
+        if action['step'] == 'decommissioning':
+            self._decommission(action, result)
+            self._advance(action, 'deleting', result)
+        if action['step'] == 'deleting':
+            self._delete_removed(action, result)
+            self._finish(action, result)
+
+    # -- planning ----------------------------------------------------------------
+    def _plan(self, action: dict) -> dict:
+        """Turn a request into servers to add and nodes to remove."""
+        params = action.get('params') or {}
+        cluster = self.store.clusters.get(action['cluster_id'])
+        spec = cluster.get('spec') or {}
+        nodes = serving_nodes(self.store.nodes.list(action['cluster_id']))
+        kind = action['kind']
+        flavor = params.get('flavor') or spec.get('flavor')
+        if kind == 'scale_out':
+            return {'add': int(params['count']), 'flavor': params['flavor'],
+                    'remove': [], 'previous': [n['node_id'] for n in nodes]}
+        if kind == 'scale_in':
+            return {'add': 0, 'flavor': None, 'remove': list(params['nodes']),
+                    'previous': [n['node_id'] for n in nodes]}
+        if kind == 'delete':
+            return {'add': 0, 'flavor': None, 'delete_cluster': True,
+                    'remove': [n['node_id'] for n in
+                               self.store.nodes.list(action['cluster_id'])],
+                    'previous': []}
+        if kind in ('create', 'scale'):
+            target = int(params['count'])
+            delta = target - len(nodes)
+            if delta >= 0:
+                if delta and not flavor:
+                    raise exception.ElastmanException(
+                        'no flavour to grow cluster %s with' % cluster['id'])
+                return {'add': delta, 'flavor': flavor, 'remove': [],
+                        'previous': [n['node_id'] for n in nodes]}
+            infos = [decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
+                                           bool(n.get('seed')))
+                     for n in nodes]
+            policy = _policy_for_removal(cluster)
+            remove = decision_mod.choose_nodes_to_remove(policy, infos, {},
+                                                         -delta)
+            if len(remove) < -delta:
+                raise exception.ElastmanException(
+                    'cannot remove %d nodes without removing the last seed'
+                    % -delta)
+            return {'add': 0, 'flavor': None, 'remove': remove,
+                    'previous': [n['node_id'] for n in nodes]}
+        raise exception.ElastmanException('unknown action kind %r' % kind)
+
+    # -- scale out -----------------------------------------------------------------
+    def _tagged(self, action: dict) -> list[compute.Server]:
+        return [s for s in self.driver.list(str(action['cluster_id']))
+                if s.metadata.get(ACTION_TAG) == str(action['id'])]
+
+    def _create(self, action: dict, result: dict) -> None:
+        plan = result['plan']
+        cluster = self.store.clusters.get(action['cluster_id'])
+        servers = self._tagged(action)  # adopt what a crashed run created
+        for _ in range(plan['add'] - len(servers)):
+            name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
+            metadata = {compute.CLUSTER_TAG: str(cluster['id']),
+                        ACTION_TAG: str(action['id']),
+                        'cluster_name': 'elastman-%s' % cluster['id']}
+            servers.append(self.driver.create(name, plan['flavor'],
+                                              metadata))
+        result['servers'] = [s.id for s in servers]
+        for server in servers:
+            server = self.driver.wait_for_state(
+                server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
+            self.store.nodes.upsert(
+                action['cluster_id'], server.id, server_id=server.id,
+                address=server.address, flavor=server.flavor,
+                state='JOINING', seed=not plan['previous'],
+                cql_port=server.cql_port,
+                jmx_host=server.jmx_host or '127.0.0.1',
+                jmx_port=server.jmx_port)
+
+    def _wait_joined(self, action: dict, result: dict) -> None:
+        deadline = time.monotonic() + self.opts.join_timeout
+        waiting = list(result['servers'])
+        while waiting:
+            for server_id in list(waiting):
+                node = self.store.nodes.get(action['cluster_id'], server_id)
+                server = self.driver.get(server_id)
+                if server.status != compute.ACTIVE:
+                    raise exception.ElastmanException(
+                        'server %s went %s while joining: %s'
+                        % (server_id, server.status, server.fault))
+                if self._is_up_normal(node):
+                    self.store.nodes.upsert(action['cluster_id'], server_id,
+                                            state='UN')
+                    waiting.remove(server_id)
+            if waiting and time.monotonic() > deadline:
+                raise exception.ElastmanException(
+                    'node(s) %s did not join within %ss'
+                    % (', '.join(waiting), self.opts.join_timeout))
+            if waiting:
+                time.sleep(2)
+
+    def _is_up_normal(self, node: dict) -> bool:
+        try:
+            ring = self._nodetool(node['jmx_host'], node['jmx_port']).status()
+        except exception.NodetoolError:
+            return False  # JMX not up yet
+        return any(s.address == node['address'] and s.up_normal
+                   for s in ring)
+
+    def _cleanup(self, action: dict, result: dict) -> None:
+        """Old nodes drop the ranges the new ones took over."""
+        warnings = result.setdefault('warnings', [])
+        for node_id in result['plan']['previous']:
+            try:
+                node = self.store.nodes.get(action['cluster_id'], node_id)
+            except exception.NotFound:
+                continue
+            try:
+                self._nodetool(node['jmx_host'], node['jmx_port']).cleanup(
+                    timeout=self.opts.cleanup_timeout)
+            except exception.NodetoolError as exc:
+                # the data is still correct, only not yet reclaimed
+                warnings.append('cleanup on %s: %s' % (node_id, exc))
+                LOG.warning('cleanup on node %s failed: %s', node_id, exc)
+
+    # -- scale in --------------------------------------------------------------------
+    def _decommission(self, action: dict, result: dict) -> None:
+        if result['plan'].get('delete_cluster'):
+            return  # the whole cluster goes: no data to keep
+        done = result.setdefault('decommissioned', [])
+        for node_id in result['plan']['remove']:
+            if node_id in done:
+                continue
+            node = self.store.nodes.get(action['cluster_id'], node_id)
+            self.store.nodes.upsert(action['cluster_id'], node_id,
+                                    state='LEAVING')
+            if self._still_in_ring(action, node):
+                tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+
+                def progress(state, node_id=node_id):
+                    LOG.info('decommission of %s: %s', node_id, state)
+                try:
+                    tool.decommission(progress=progress,
+                                      timeout=self.opts.decommission_timeout)
+                except exception.NodetoolError:
+                    self.store.nodes.upsert(action['cluster_id'], node_id,
+                                            state='UN')
+                    raise
+            done.append(node_id)
+            self.store.actions.advance(action['cluster_id'], action['id'],
+                                       action['step'], result=result,
+                                       expected_step=action['step'])
+
+    def _still_in_ring(self, action: dict, leaving: dict) -> bool:
+        """Ask another node whether ``leaving`` is still part of the ring."""
+        for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
+            if node['node_id'] == leaving['node_id']:
+                continue
+            try:
+                ring = self._nodetool(node['jmx_host'],
+                                      node['jmx_port']).status()
+            except exception.NodetoolError:
+                continue
+            return any(s.address == leaving['address'] for s in ring)
+        return True  # nobody else to ask: decommission decides
+
+    def _delete_removed(self, action: dict, result: dict) -> None:
+        for node_id in result['plan']['remove']:
+            try:
+                node = self.store.nodes.get(action['cluster_id'], node_id)
+            except exception.NotFound:
+                continue
+            if node.get('server_id'):
+                self.driver.delete(node['server_id'])
+                self.driver.wait_for_state(node['server_id'],
+                                           compute.DELETED,
+                                           timeout=self.opts.delete_timeout)
+            self.store.nodes.delete(action['cluster_id'], node_id)
+
+    # -- endings -----------------------------------------------------------------------
+    def _finish(self, action: dict, result: dict) -> None:
+        self._advance(action, 'done', result, state='SUCCEEDED')
+        if result['plan'].get('delete_cluster'):
+            for server in self.driver.list(str(action['cluster_id'])):
+                self.driver.delete(server.id)
+            self.store.clusters.delete(action['cluster_id'])
+            return
+        self._set_cluster_state(action['cluster_id'], 'ACTIVE',
+                                '%s done' % action['kind'])
+
+    def _fail(self, action: dict, result: dict, exc: Exception) -> None:
+        reason = '%s failed at step %s: %s' % (action['kind'], action['step'],
+                                               exc)
+        if action['step'] in ('creating', 'joining'):
+            for server in self._tagged(action):
+                LOG.info('rolling back: deleting server %s', server.id)
+                try:
+                    self.driver.delete(server.id)
+                    self.store.nodes.delete(action['cluster_id'], server.id)
+                except Exception:
+                    LOG.exception('could not delete server %s; it stays '
+                                  'tagged with action %s', server.id,
+                                  action['id'])
+                    reason += ' (server %s could not be deleted)' % server.id
+        try:
+            self.store.actions.advance(action['cluster_id'], action['id'],
+                                       'failed', state='FAILED',
+                                       result=result, reason=reason)
+        except Exception:
+            LOG.exception('could not journal the failure of action %s',
+                          action['id'])
+        self._set_cluster_state(action['cluster_id'], 'ACTIVE', reason)
+
+    def _set_cluster_state(self, cluster_id, state: str, reason: str) -> None:
+        try:
+            self.store.clusters.update(cluster_id, state=state,
+                                       status_reason=reason[:500])
+        except exception.NotFound:
+            pass
+
+
+def _policy_for_removal(cluster: dict):
+    from elastman.actuator import controller
+    return controller.scaling_policy(cluster)
+
