@@ -47,6 +47,7 @@ class NodeSpec:
     heap: str = '512M'
     num_tokens: int = 16
     extra_yaml: dict = dataclasses.field(default_factory=dict)
+    jvm_opts: tuple[str, ...] = ()
 
     @property
     def seed_list(self) -> str:
@@ -142,6 +143,7 @@ class LocalNode:
             '-Dcassandra-foreground=yes',
             '-Dcassandra.skip_wait_for_gossip_to_settle=0',
             '-Dcassandra.superuser_setup_delay_ms=0',
+            *self.spec.jvm_opts,
             '-cp', runtime.classpath(self.conf),
             'org.apache.cassandra.service.CassandraDaemon',
         ]
@@ -235,6 +237,7 @@ class LocalNode:
         with open(os.path.join(base_dir, 'node.json')) as f:
             data = json.load(f)
         data['seeds'] = tuple(data.get('seeds') or ())
+        data['jvm_opts'] = tuple(data.get('jvm_opts') or ())
         return cls(conf, NodeSpec(**data))
 
 

@@ -8,6 +8,21 @@ monitor_group = cfg.OptGroup('monitor', title='Monitor options',
 monitor_opts = [
     cfg.IntOpt('sampling_interval', default=60, min=1,
                help='Seconds between two workload/latency samples of a node.'),
+    cfg.FloatOpt('jmx_timeout', default=5.0, min=0.5,
+                 help='Seconds one JMX query of a node may take before the '
+                      'node counts as not answering this round.'),
+    cfg.FloatOpt('cql_timeout', default=2.0, min=0.2,
+                 help='Connect and request timeout of the per-node CQL '
+                      'session (liveness check and fallback counters).'),
+    cfg.ListOpt('excluded_keyspaces', default=[],
+                help='Keyspaces whose traffic is not workload (besides '
+                     'Cassandra\'s system keyspaces and elastman\'s own '
+                     '[store] keyspace, which are always excluded).'),
+    cfg.IntOpt('max_parallel', default=16, min=1,
+               help='Nodes read at the same time.'),
+    cfg.BoolOpt('use_leases', default=True,
+                help='Sample a cluster only while holding its monitor lease, '
+                     'so that several monitors split the clusters.'),
 ]
 
 

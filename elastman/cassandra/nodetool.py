@@ -1,0 +1,266 @@
+"""nodetool as a library: the operations the actuator needs, parsed.
+
+Each call runs ``org.apache.cassandra.tools.NodeTool`` from the same jars as
+the nodes, against one node's JMX endpoint (local nodes listen on 127.0.0.1
+at their own port; remote nodes need their JMX host and port). A failing
+command raises :class:`elastman.common.exception.NodetoolError` carrying
+nodetool's own error line.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import tempfile
+import threading
+import time
+from typing import Callable
+
+from oslo_log import log as logging
+
+from elastman.cassandra import runtime
+from elastman.common import exception
+
+LOG = logging.getLogger(__name__)
+
+_STATUS_LINE = re.compile(
+    r'^(?P<status>[UD])(?P<state>[NLJM])\s+(?P<address>\S+)\s+'
+    r'(?P<load>\?|[0-9.,]+\s*\S+)\s+(?P<tokens>\d+)\s+'
+    r'(?P<owns>\?|[0-9.,]+%)\s+(?P<host_id>[0-9a-f-]{36})\s+(?P<rack>\S+)')
+_UNITS = {'B': 1, 'bytes': 1, 'KiB': 1024, 'KB': 1024, 'MiB': 1024 ** 2,
+          'MB': 1024 ** 2, 'GiB': 1024 ** 3, 'GB': 1024 ** 3,
+          'TiB': 1024 ** 4, 'TB': 1024 ** 4}
+_STREAM = re.compile(
+    r'(?P<dir>Sending|Receiving) (?P<files>\d+) files, (?P<total>\d+) bytes '
+    r'total\. Already (?:sent|received) (?P<done_files>\d+) files'
+    r'(?: \([0-9.]+%\))?, (?P<done>\d+) bytes total')
+
+ProgressCallback = Callable[[dict], None]
+
+
+@dataclasses.dataclass
+class NodeStatus:
+    """One line of ``nodetool status``."""
+
+    datacenter: str
+    status: str          # U / D
+    state: str           # N / L / J / M
+    address: str
+    load_bytes: int | None
+    tokens: int
+    owns: float | None   # percent, None when nodetool prints '?'
+    host_id: str
+    rack: str
+
+    @property
+    def code(self) -> str:
+        """The two-letter code: UN, DN, UJ, UL, UM..."""
+        return self.status + self.state
+
+    @property
+    def up_normal(self) -> bool:
+        return self.code == 'UN'
+
+
+def parse_size(text: str) -> int | None:
+    text = text.strip()
+    if text == '?':
+        return None
+    number, _, unit = text.partition(' ')
+    return int(float(number.replace(',', '')) * _UNITS.get(unit.strip(), 1))
+
+
+def parse_status(output: str) -> list[NodeStatus]:
+    """Parse ``nodetool status`` into one NodeStatus per node."""
+    nodes = []
+    datacenter = ''
+    for line in output.splitlines():
+        if line.startswith('Datacenter:'):
+            datacenter = line.split(':', 1)[1].strip()
+            continue
+        match = _STATUS_LINE.match(line.strip())
+        if not match:
+            continue
+        owns = match['owns']
+        nodes.append(NodeStatus(
+            datacenter=datacenter, status=match['status'],
+            state=match['state'], address=match['address'].split(':')[0],
+            load_bytes=parse_size(match['load']),
+            tokens=int(match['tokens']),
+            owns=None if owns == '?' else float(owns.rstrip('%').replace(
+                ',', '')),
+            host_id=match['host_id'], rack=match['rack']))
+    return nodes
+
+
+def parse_netstats(output: str) -> dict:
+    """Mode and streaming totals of ``nodetool netstats``."""
+    mode = None
+    sending = sent = receiving = received = 0
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith('Mode:'):
+            mode = line.split(':', 1)[1].strip()
+            continue
+        match = _STREAM.search(line)
+        if match:
+            if match['dir'] == 'Sending':
+                sending += int(match['total'])
+                sent += int(match['done'])
+            else:
+                receiving += int(match['total'])
+                received += int(match['done'])
+    return {'mode': mode, 'bytes_to_send': sending, 'bytes_sent': sent,
+            'bytes_to_receive': receiving, 'bytes_received': received}
+
+
+def parse_info(output: str) -> dict[str, str]:
+    info = {}
+    for line in output.splitlines():
+        key, sep, value = line.partition(':')
+        if sep and key.strip():
+            info[key.strip()] = value.strip()
+    return info
+
+
+def error_message(output: str) -> str:
+    """nodetool's own explanation, without the stack trace."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for line in lines:
+        if line.lower().startswith('error:'):
+            return line.split(':', 1)[1].strip()
+    kept = []
+    for line in lines:
+        if line.startswith('-- StackTrace --'):
+            break
+        kept.append(line)
+    return (kept or lines or ['no output'])[-1]
+
+
+class Nodetool:
+    """nodetool against one node's JMX endpoint."""
+
+    def __init__(self, conf, jmx_host: str = '127.0.0.1',
+                 jmx_port: int = 7199, username: str | None = None,
+                 password: str | None = None,
+                 log_dir: str | None = None) -> None:
+        self.conf = conf
+        self.jmx_host = jmx_host
+        self.jmx_port = jmx_port
+        self.username = username
+        self.password = password
+        self.log_dir = log_dir or os.path.join(tempfile.gettempdir(),
+                                               'elastman-nodetool')
+        os.makedirs(self.log_dir, exist_ok=True)
+
+    @property
+    def where(self) -> str:
+        return '%s:%d' % (self.jmx_host, self.jmx_port)
+
+    def command(self, *args: str) -> list[str]:
+        argv = runtime.nodetool_command(self.conf, self.jmx_host,
+                                        self.jmx_port, self.log_dir)
+        if self.username:
+            argv += ['-u', self.username, '-pw', self.password or '']
+        return argv + list(args)
+
+    def run(self, *args: str, timeout: float | None = None) -> str:
+        """Run one command; its stdout, or NodetoolError."""
+        timeout = timeout or self.conf.cassandra.nodetool_timeout
+        try:
+            proc = subprocess.run(self.command(*args), capture_output=True,
+                                  text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise exception.NodetoolError(
+                command=' '.join(args), node=self.where,
+                reason='no answer within %ss' % timeout)
+        if proc.returncode != 0:
+            raise exception.NodetoolError(
+                command=' '.join(args), node=self.where,
+                reason=error_message(proc.stderr + '\n' + proc.stdout))
+        return proc.stdout
+
+    # queries ----------------------------------------------------------------
+    def status(self, keyspace: str | None = None) -> list[NodeStatus]:
+        return parse_status(self.run('status', *([keyspace] if keyspace
+                                                 else [])))
+
+    def info(self) -> dict[str, str]:
+        return parse_info(self.run('info'))
+
+    def netstats(self) -> dict:
+        return parse_netstats(self.run('netstats'))
+
+    def version(self) -> str:
+        return self.run('version').split(':', 1)[-1].strip()
+
+    # operations -------------------------------------------------------------
+    def cleanup(self, keyspace: str | None = None, jobs: int = 1,
+                timeout: float = 3600) -> None:
+        """Drop data this node no longer owns (after a node joined)."""
+        args = ['cleanup', '-j', str(jobs)] + ([keyspace] if keyspace else [])
+        self.run(*args, timeout=timeout)
+
+    def drain(self, timeout: float = 600) -> None:
+        """Flush and stop accepting writes (before a stop)."""
+        self.run('drain', timeout=timeout)
+
+    def removenode(self, host_id: str, force: bool = False,
+                   timeout: float = 3600) -> None:
+        """Remove a dead node by host id (``force`` ends a stuck removal)."""
+        self.run('removenode', 'force' if force else host_id,
+                 timeout=timeout)
+
+    def removenode_status(self) -> str:
+        return self.run('removenode', 'status').strip()
+
+    def decommission(self, progress: ProgressCallback | None = None,
+                     poll_interval: float = 5.0, timeout: float = 3600,
+                     force: bool = False) -> None:
+        """Stream this node's data away and leave the ring; block until done.
+
+        ``progress`` is called with netstats' mode and streaming totals
+        every ``poll_interval`` seconds while the node leaves, and once with
+        mode DECOMMISSIONED at the end.
+        """
+        argv = self.command('decommission', *(['--force'] if force else []))
+        start = time.monotonic()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL)
+        output: dict[str, str] = {}
+        reader = threading.Thread(target=lambda: output.update(zip(
+            ('out', 'err'), proc.communicate())), daemon=True)
+        reader.start()
+        while reader.is_alive():
+            reader.join(poll_interval)
+            if not reader.is_alive():
+                break
+            elapsed = time.monotonic() - start
+            if elapsed > timeout:
+                proc.kill()
+                reader.join(10)
+                raise exception.NodetoolError(
+                    command='decommission', node=self.where,
+                    reason='still leaving after %ss' % timeout)
+            if progress is not None:
+                try:
+                    state = self.netstats()
+                except exception.NodetoolError as exc:
+                    state = {'mode': None, 'error': str(exc)}
+                state['elapsed_s'] = round(elapsed, 1)
+                progress(state)
+        if proc.returncode != 0:
+            raise exception.NodetoolError(
+                command='decommission', node=self.where,
+                reason=error_message(output.get('err', '') + '\n'
+                                     + output.get('out', '')))
+        LOG.info('node at %s decommissioned in %.0fs', self.where,
+                 time.monotonic() - start)
+        if progress is not None:
+            progress({'mode': 'DECOMMISSIONED', 'bytes_to_send': 0,
+                      'bytes_sent': 0, 'bytes_to_receive': 0,
+                      'bytes_received': 0,
+                      'elapsed_s': round(time.monotonic() - start, 1)})

@@ -1,0 +1,148 @@
+"""The compute-driver interface, shaped after openstacksdk's compute proxy.
+
+A server is what Nova would boot (or, locally, one Cassandra process); the
+actuator needs only create, get, list by cluster tag, delete and waiting for a
+status. Drivers raise the exceptions defined here.
+"""
+from __future__ import annotations
+
+import abc
+import dataclasses
+import time
+from typing import Any, Callable, Iterable
+
+from stevedore import driver as sd_driver
+
+from elastman.common import exception
+
+NAMESPACE = 'elastman.compute_drivers'
+
+# Server status values (Nova's names).
+BUILD = 'BUILD'
+ACTIVE = 'ACTIVE'
+ERROR = 'ERROR'
+DELETED = 'DELETED'
+STATUSES = (BUILD, ACTIVE, ERROR, DELETED)
+
+# Metadata key that tags a server with the cluster it belongs to.
+CLUSTER_TAG = 'elastman_cluster'
+
+
+class ComputeError(exception.ElastmanException):
+    msg_fmt = 'Compute driver %(driver)s: %(reason)s'
+
+
+class ServerNotFound(exception.NotFound):
+    msg_fmt = 'Server %(id)s not found.'
+
+
+class FlavorNotFound(exception.NotFound):
+    msg_fmt = 'Flavour %(id)s not found.'
+
+
+class WaitTimeout(ComputeError):
+    msg_fmt = ('Server %(id)s did not reach %(status)s within %(timeout)ss '
+               '(last status %(last)s).')
+
+
+@dataclasses.dataclass
+class Server:
+    """One server as the actuator sees it, whatever the driver."""
+
+    id: str
+    name: str
+    address: str | None
+    flavor: str
+    status: str
+    metadata: dict[str, str] = dataclasses.field(default_factory=dict)
+    cql_port: int = 9042
+    jmx_host: str | None = None
+    jmx_port: int | None = None
+    created_at: float | None = None
+    fault: str | None = None
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self.metadata.get(CLUSTER_TAG)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class ComputeDriver(abc.ABC):
+    """What the actuator may ask of a cloud."""
+
+    name: str = ''
+
+    def __init__(self, conf) -> None:
+        self.conf = conf
+
+    @abc.abstractmethod
+    def flavors(self) -> dict[str, dict]:
+        """Flavour name -> its resources (driver-specific keys)."""
+
+    @abc.abstractmethod
+    def create(self, name: str, flavor: str,
+               metadata: dict[str, str] | None = None) -> Server:
+        """Create a server; returns once the driver has it running (or
+        building, for asynchronous clouds). FlavorNotFound, ComputeError."""
+
+    @abc.abstractmethod
+    def get(self, server_id: str) -> Server:
+        """The server's current view; ServerNotFound once deleted."""
+
+    @abc.abstractmethod
+    def list(self, cluster_id: str | None = None) -> list[Server]:
+        """Every server of this driver, or those tagged with ``cluster_id``."""
+
+    @abc.abstractmethod
+    def delete(self, server_id: str) -> None:
+        """Release the server and everything it holds; idempotent."""
+
+    def wait_for_state(self, server_id: str, statuses: Iterable[str] | str,
+                       timeout: float = 300, interval: float = 1.0,
+                       fail_on: Iterable[str] = (ERROR,)) -> Server:
+        """Poll until the server's status is one of ``statuses``.
+
+        DELETED is reached when the server is gone. WaitTimeout after
+        ``timeout`` seconds; ComputeError if it lands in ``fail_on``.
+        """
+        wanted = {statuses} if isinstance(statuses, str) else set(statuses)
+        failing = set(fail_on) - wanted
+        deadline = time.monotonic() + timeout
+        last = None
+        while True:
+            try:
+                server = self.get(server_id)
+                last = server.status
+            except ServerNotFound:
+                if DELETED in wanted:
+                    return Server(id=server_id, name='', address=None,
+                                  flavor='', status=DELETED)
+                raise
+            if last in wanted:
+                return server
+            if last in failing:
+                raise ComputeError(driver=self.name,
+                                   reason='server %s went to %s: %s'
+                                   % (server_id, last, server.fault))
+            if time.monotonic() >= deadline:
+                raise WaitTimeout(id=server_id, status='/'.join(sorted(
+                    wanted)), timeout=timeout, last=last)
+            time.sleep(interval)
+
+    def close(self) -> None:
+        """Release client resources (not servers)."""
+
+
+def load_driver(conf, name: str | None = None,
+                invoke: Callable[..., Any] | None = None) -> ComputeDriver:
+    """Instantiate the compute driver ``name`` from the stevedore namespace."""
+    name = name or 'local'
+    try:
+        mgr = sd_driver.DriverManager(NAMESPACE, name, invoke_on_load=True,
+                                      invoke_args=(conf,))
+    except Exception as exc:  # stevedore raises NoMatches or import errors
+        raise exception.ConfigurationError(
+            reason='compute driver %r cannot be loaded: %s' % (name, exc))
+    return mgr.driver

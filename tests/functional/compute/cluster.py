@@ -1,0 +1,147 @@
+"""One shared 3-node local cluster for the compute and monitor tests.
+
+Starting Cassandra nodes is the expensive part of these tests, so every test
+module that needs a cluster acquires the same one (reference counted); the
+last release deletes every server and checks nothing is left behind.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+
+from elastman.cassandra import nodetool
+from elastman.compute import base
+from elastman.compute import local
+from tests.functional import services
+
+NETWORK = os.environ.get('ELASTMAN_TEST_LOCAL_NETWORK', '127.0.60.0/24')
+JMX_BASE = int(os.environ.get('ELASTMAN_TEST_LOCAL_JMX_BASE', '17200'))
+FLAVORS = ['c1:cpu=1,heap=384M', 'c05:cpu=0.5,heap=320M']
+
+_lock = threading.Lock()
+_shared: 'LocalCluster | None' = None
+_users = 0
+
+
+class LocalCluster:
+    """A cluster of local servers plus the driver that made them."""
+
+    def __init__(self, conf, size: int = 3, flavor: str = 'c1') -> None:
+        self.conf = conf
+        self.size = size
+        self.flavor = flavor
+        self.cluster_id = str(uuid.uuid4())
+        self.state_path = tempfile.mkdtemp(prefix='elastman-localcloud-')
+        self.cgroup_parent = 'elastman-test-%s' % uuid.uuid4().hex[:6]
+        conf.set_override('state_path', self.state_path)
+        conf.set_override('flavor', FLAVORS, 'local_cloud')
+        conf.set_override('network', NETWORK, 'local_cloud')
+        conf.set_override('jmx_port_base', JMX_BASE, 'local_cloud')
+        conf.set_override('cgroup_parent', self.cgroup_parent, 'local_cloud')
+        self.driver = local.LocalDriver(conf)
+        self.servers: list[base.Server] = []
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return {base.CLUSTER_TAG: self.cluster_id}
+
+    def nodetool(self, server: base.Server | None = None) -> nodetool.Nodetool:
+        server = server or self.servers[0]
+        return nodetool.Nodetool(self.conf, server.jmx_host, server.jmx_port,
+                                 log_dir=os.path.join(self.state_path, 'nt'))
+
+    def add(self, flavor: str | None = None, wait_un: bool = True,
+            timeout: float = 240) -> base.Server:
+        index = len(self.servers) + 1
+        server = self.driver.create('node%d' % index, flavor or self.flavor,
+                                    self.metadata)
+        self.servers.append(server)
+        if wait_un:
+            self.wait_un(server, timeout)
+        return server
+
+    def wait_un(self, server: base.Server, timeout: float = 240) -> None:
+        node = self.driver.node(server.id)
+        node.wait_for_cql(timeout)
+        tool = self.nodetool(self.servers[0])
+
+        def joined():
+            try:
+                status = {n.address: n.code for n in tool.status()}
+            except Exception:
+                return False
+            return status.get(server.address) == 'UN'
+        services.wait_for(joined, timeout=timeout, interval=2)
+
+    def start(self) -> None:
+        for _ in range(self.size):
+            self.add()
+
+    def leftovers(self) -> list[str]:
+        """Processes, directories or cgroups of this cluster still present."""
+        found = []
+        for entry in os.listdir(self.driver.state_dir):
+            if not entry.startswith('.'):
+                found.append('directory %s' % entry)
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit():
+                continue
+            try:
+                with open('/proc/%s/cmdline' % pid, 'rb') as f:
+                    if self.state_path.encode() in f.read():
+                        found.append('process %s' % pid)
+            except OSError:
+                continue
+        for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
+            path = os.path.join(root, self.cgroup_parent)
+            if os.path.isdir(path):
+                found += ['cgroup %s/%s' % (path, c) for c in os.listdir(path)
+                          if os.path.isdir(os.path.join(path, c))]
+        return found
+
+    def destroy(self) -> None:
+        for server in self.driver.list():
+            self.driver.delete(server.id)
+        for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
+            path = os.path.join(root, self.cgroup_parent)
+            if os.path.isdir(path):
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+        left = self.leftovers()
+        shutil.rmtree(self.state_path, ignore_errors=True)
+        for name in ('state_path',):
+            self.conf.clear_override(name)
+        for name in ('flavor', 'network', 'jmx_port_base', 'cgroup_parent'):
+            self.conf.clear_override(name, 'local_cloud')
+        assert not left, 'left behind: %s' % left
+
+
+def acquire(conf) -> LocalCluster:
+    """The shared cluster, started on first use."""
+    global _shared, _users
+    with _lock:
+        if _shared is None:
+            cluster = LocalCluster(conf)
+            try:
+                cluster.start()
+            except Exception:
+                cluster.destroy()
+                raise
+            _shared = cluster
+        _users += 1
+        return _shared
+
+
+def release() -> None:
+    """Drop one user; the last one destroys the cluster."""
+    global _shared, _users
+    with _lock:
+        _users -= 1
+        if _users == 0 and _shared is not None:
+            cluster, _shared = _shared, None
+            cluster.destroy()

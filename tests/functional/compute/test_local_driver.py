@@ -1,0 +1,69 @@
+"""The local compute driver against real Cassandra processes."""
+import os
+
+import pytest
+
+from elastman.compute import base
+from elastman.compute import local
+from tests.functional.compute import cluster as shared
+
+
+@pytest.fixture(scope='module')
+def cluster(conf):
+    yield shared.acquire(conf)
+    shared.release()
+
+
+def test_three_nodes_up_normal(cluster):
+    status = {n.address: n.code for n in cluster.nodetool().status()}
+    for server in cluster.servers[:3]:
+        assert status[server.address] == 'UN'
+        assert cluster.driver.get(server.id).status == base.ACTIVE
+    listed = cluster.driver.list(cluster.cluster_id)
+    assert [s.id for s in listed][:3] == [s.id for s in cluster.servers[:3]]
+
+
+def test_cpu_quota_applied(cluster):
+    group = cluster.driver._cgroup(cluster.servers[0].id)
+    if group is None:
+        pytest.skip('no cgroup hierarchy on this host')
+    assert group.quota() == pytest.approx(1.0)
+    pid = cluster.driver.node(cluster.servers[0].id).pid()
+    assert pid in group.pids()
+
+
+def test_recovery_after_restart(cluster, conf):
+    again = local.LocalDriver(conf)
+    ids = {s.id: s.status for s in again.list(cluster.cluster_id)}
+    assert all(ids[s.id] == base.ACTIVE for s in cluster.servers)
+
+
+def test_add_decommission_delete_fourth_node(cluster):
+    progress = []
+    server = cluster.add(flavor='c05')
+    try:
+        assert server.flavor == 'c05'
+        group = cluster.driver._cgroup(server.id)
+        if group is not None:
+            assert group.quota() == pytest.approx(0.5)
+        status = {n.address: n for n in cluster.nodetool().status()}
+        assert status[server.address].code == 'UN'
+        assert len(status) == 4
+        cluster.nodetool(server).decommission(progress=progress.append,
+                                              poll_interval=3)
+        assert progress and progress[-1]['mode'] == 'DECOMMISSIONED'
+        status = {n.address for n in cluster.nodetool().status()}
+        assert server.address not in status
+    finally:
+        path = os.path.join(cluster.driver.state_dir, server.id)
+        pid = cluster.driver.node(server.id).pid()
+        cluster.driver.delete(server.id)
+        cluster.servers.remove(server)
+    assert not os.path.exists(path)
+    assert pid is None or not os.path.exists('/proc/%d' % pid)
+    if group is not None:
+        assert not group.exists()
+    with pytest.raises(base.ServerNotFound):
+        cluster.driver.get(server.id)
+    assert cluster.driver.wait_for_state(server.id, base.DELETED,
+                                         timeout=1).status == base.DELETED
