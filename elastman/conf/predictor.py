@@ -21,14 +21,14 @@ predictor_opts = [
                     'of the forecaster with the highest weight (weighted '
                     'majority); "average" returns the weight-averaged forecast '
                     'of all forecasters.'),
-    cfg.FloatOpt('tolerance', default=0.08, min=0.0,
+    cfg.FloatOpt('tolerance', default=0.05, min=0.0,
                  help='Relative error (|predicted - actual| / actual) above '
                       'which a forecaster is penalised.'),
-    cfg.FloatOpt('penalty', default=0.5, min=0.0, max=0.999999,
+    cfg.FloatOpt('penalty', default=0.3, min=0.0, max=0.999999,
                  help='Factor m (0 <= m < 1) by which the weight of a '
                       'forecaster that missed by more than the tolerance is '
                       'multiplied.'),
-    cfg.FloatOpt('weight_floor', default=0.01, min=0.0, max=1.0,
+    cfg.FloatOpt('weight_floor', default=0.05, min=0.0, max=1.0,
                  help='Smallest weight a forecaster keeps, relative to the '
                       'heaviest one after renormalisation, so it can be chosen '
                       'again soon after the workload changes shape.'),

@@ -44,8 +44,8 @@ class WeightedMajority:
     :param smoothing: factor of the exponential average of relative errors (tie-break).
     """
 
-    def __init__(self, names: Sequence[str], tolerance: float = 0.08, penalty: float = 0.5,
-                 floor: float = 0.01, smoothing: float = 0.05) -> None:
+    def __init__(self, names: Sequence[str], tolerance: float = 0.05, penalty: float = 0.3,
+                 floor: float = 0.05, smoothing: float = 0.1) -> None:
         if not 0.0 <= penalty < 1.0:
             raise ValueError('penalty must be in [0, 1)')
         if tolerance < 0:
@@ -116,8 +116,8 @@ class WeightedMajority:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> 'WeightedMajority':
-        self = cls(data['names'], data.get('tolerance', 0.08), data.get('penalty', 0.5),
-                   data.get('floor', 0.01), data.get('smoothing', 0.05))
+        self = cls(data['names'], data.get('tolerance', 0.05), data.get('penalty', 0.3),
+                   data.get('floor', 0.05), data.get('smoothing', 0.1))
         self.weights.update({k: float(v) for k, v in data.get('weights', {}).items()
                              if k in self.weights})
         self.errors.update({k: (None if v is None else float(v))
@@ -242,10 +242,10 @@ class Ensemble:
     forecasters themselves are rebuilt from the history after a restart.
     """
 
-    def __init__(self, names: Optional[Sequence[str]] = None, tolerance: float = 0.08,
-                 penalty: float = 0.5, mode: str = 'majority', horizon: int = 1,
+    def __init__(self, names: Optional[Sequence[str]] = None, tolerance: float = 0.05,
+                 penalty: float = 0.3, mode: str = 'majority', horizon: int = 1,
                  seasonal_periods: Sequence[int] = (), refit_interval: int = 10,
-                 weight_floor: float = 0.01,
+                 weight_floor: float = 0.05,
                  classes: Optional[Mapping[str, type]] = None) -> None:
         if mode not in MODES:
             raise ValueError('mode must be one of %s' % (MODES,))

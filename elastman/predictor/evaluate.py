@@ -185,8 +185,8 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help='series to evaluate (repeatable; default: all)')
     parser.add_argument('--horizon', type=int, default=1, help='steps ahead to score')
     parser.add_argument('--warmup', type=int, default=30, help='points not scored at the start')
-    parser.add_argument('--tolerance', type=float, default=0.08, help='relative miss tolerance')
-    parser.add_argument('--penalty', type=float, default=0.5, help='penalty factor m in [0, 1)')
+    parser.add_argument('--tolerance', type=float, default=0.05, help='relative miss tolerance')
+    parser.add_argument('--penalty', type=float, default=0.3, help='penalty factor m in [0, 1)')
     parser.add_argument('--forecasters', help='comma-separated plug-in names (default: all)')
     parser.add_argument('--seasonal-period', type=int, action='append', default=[],
                         help='season length in steps (repeatable)')

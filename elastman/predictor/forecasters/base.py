@@ -35,6 +35,9 @@ def quiet() -> Iterator[None]:
 class Forecaster(abc.ABC):
     """Base class: fit/update on a history window, predict ``steps`` ahead.
 
+    Parameters are re-estimated every ``refit_interval`` rounds, and whenever
+    the window has doubled since the last estimation.
+
     :param window: number of most recent points used (``None``: the whole history).
     :param refit_interval: rounds between two full parameter estimations (>= 1).
     :param refit_offset: initial phase of the refit counter, to spread refits of many series.
@@ -54,6 +57,7 @@ class Forecaster(abc.ABC):
         self._age = int(refit_offset) % self.refit_interval
         self.seasonal_periods = tuple(int(p) for p in seasonal_periods if int(p) > 1)
         self._fitted = False
+        self._fit_size = 0
         self._constant: Optional[float] = None
 
     @property
@@ -82,6 +86,7 @@ class Forecaster(abc.ABC):
             with quiet():
                 self._fit(y)
         self._fitted = True
+        self._fit_size = y.size
         self._age = 0
 
     def update(self, history: np.ndarray) -> None:
@@ -91,7 +96,10 @@ class Forecaster(abc.ABC):
             self.fit(history)
             return
         y = self._tail(history)
-        if np.ptp(y) <= 1e-9 * max(1.0, abs(float(y[-1]))):
+        if (np.ptp(y) <= 1e-9 * max(1.0, abs(float(y[-1])))
+                or y.size >= 2 * self._fit_size):
+            # Constant, or the window has doubled since the last fit (a young
+            # series): estimate again, which costs little while it is short.
             self.fit(y)
             return
         with quiet():

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Cost of one prediction round of elastman-predictor for many clusters.
+
+Each cluster has two series (read and write intensity) with a full history
+window of synthetic workload (daily + weekly season, trend, noise, the odd
+flash crowd).  The clusters are split over ``--workers`` processes, as the
+predictor workers partition clusters.  Reported:
+
+* cold round: the first round after a (re)start, every forecaster of every
+  series does a full parameter estimation;
+* steady rounds: the following rounds (refits spread over rounds by the
+  per-series refit offset), mean and max wall time;
+* peak resident memory per worker.
+
+Example (numbers in doc/source/prediction.rst)::
+
+    python3 tools/bench_predictor.py --clusters 1000 --period 300 --rounds 20 --workers 2
+"""
+import argparse
+import multiprocessing
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+
+from elastman.predictor import ensemble as ens  # noqa: E402
+
+
+def synthetic_cluster(seed: int, n: int, period: float) -> dict:
+    """Read and write intensity of one cluster, ``n`` points ``period`` s apart."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * period
+    day, week = 86400.0, 7 * 86400.0
+    out = {}
+    for metric, level in (('read', rng.uniform(500, 20000)), ('write', rng.uniform(100, 5000))):
+        y = level * (1 + rng.uniform(0.1, 0.5) * np.sin(2 * np.pi * t / day + rng.uniform(0, 6))
+                     + rng.uniform(0.0, 0.2) * np.sin(2 * np.pi * t / week)
+                     + rng.uniform(-0.2, 0.2) * t / t[-1])
+        ar = np.zeros(n)
+        e = rng.normal(0, rng.uniform(0.01, 0.05), n)
+        for i in range(1, n):
+            ar[i] = 0.7 * ar[i - 1] + e[i]
+        y *= 1 + ar
+        if rng.random() < 0.2:  # a flash crowd
+            at = rng.integers(n // 2, n)
+            y[at:] *= 1 + 2 * np.exp(-np.arange(n - at) / 20.0)
+        out[metric] = np.maximum(y, 1.0)
+    return out
+
+
+def _worker(args: tuple) -> dict:
+    ids, history, rounds, period, names = args
+    os.environ.setdefault('OMP_NUM_THREADS', '1')
+    day, week = int(86400 // period), int(7 * 86400 // period)
+    e = ens.Ensemble(names=names, horizon=10, seasonal_periods=[day, week])
+    data = {c: synthetic_cluster(c, history + rounds, period) for c in ids}
+    times = []
+    chosen = {}
+    for r in range(rounds + 1):
+        start = time.perf_counter()
+        for c in ids:
+            for metric, y in data[c].items():
+                f = e.predict((c, metric), y[r:history + r])
+                chosen[f.chosen] = chosen.get(f.chosen, 0) + 1
+        times.append(time.perf_counter() - start)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    return {'times': times, 'rss_mb': rss, 'series': 2 * len(ids), 'chosen': chosen}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    p.add_argument('--clusters', type=int, default=1000)
+    p.add_argument('--period', type=float, default=300.0, help='control period, seconds')
+    p.add_argument('--history', type=int, default=None,
+                   help='points per series (default: [predictor]history_window, 4032)')
+    p.add_argument('--rounds', type=int, default=20, help='steady rounds after the cold one')
+    p.add_argument('--workers', type=int, default=2, help='processes')
+    p.add_argument('--forecasters', help='comma-separated plug-ins (default: all)')
+    a = p.parse_args(argv)
+    history = a.history or 4032
+    names = a.forecasters.split(',') if a.forecasters else None
+    parts = [list(range(a.clusters))[i::a.workers] for i in range(a.workers)]
+    t0 = time.perf_counter()
+    with multiprocessing.get_context('fork').Pool(a.workers) as pool:
+        res = pool.map(_worker, [(ids, history, a.rounds, a.period, names) for ids in parts])
+    total = time.perf_counter() - t0
+    rounds = np.max([r['times'] for r in res], axis=0)  # workers run side by side
+    steady = rounds[1:]
+    series = sum(r['series'] for r in res)
+    chosen = {}
+    for r in res:
+        for k, v in r['chosen'].items():
+            chosen[k] = chosen.get(k, 0) + v
+    print('clusters=%d series=%d history=%d points period=%gs workers=%d cpus=%d'
+          % (a.clusters, series, history, a.period, a.workers, os.cpu_count()))
+    print('cold round (all full fits): %.1f s' % rounds[0])
+    if steady.size:
+        print('steady round: mean %.1f s, max %.1f s over %d rounds (%.2f ms per series-round,'
+              ' single core)' % (steady.mean(), steady.max(), steady.size,
+                                 1000 * steady.mean() * a.workers / series))
+        print('fits within the control period: %s (%.0f%% of %gs used at worst)'
+              % (steady.max() < a.period, 100 * steady.max() / a.period, a.period))
+    print('peak RSS per worker: %s MB' % ', '.join('%.0f' % r['rss_mb'] for r in res))
+    print('chosen forecasters: %s' % ', '.join('%s=%d' % kv for kv in sorted(chosen.items())))
+    print('total wall time (including data generation): %.0f s' % total)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
