@@ -99,6 +99,7 @@ class FlavorNumbers:
     unknown: int = 0
     lower_bounds: int = 0
     upper_bounds: int = 0
+    capped: int = 0
     excess_sum: float = 0.0
     mean_capacity: float = math.nan
     out_raw: int = 0
@@ -191,6 +192,7 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         f.lower_bounds += t.bound == 'lower'
         f.upper_bounds += t.bound == 'upper'
         f.excess_sum += t.term
+        f.capped += t.status == OVER and t.term >= policy.max_vm_excess
         if t.status != UNKNOWN and math.isfinite(t.capacity) and t.capacity > 0:
             caps.setdefault(t.flavor, []).append(t.capacity)
     for name, f in out.items():
@@ -273,7 +275,7 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
     d = Decision(kind=NONE, reason='', at=float(now), size=cluster.size,
                  floor=policy.floor, max_size=policy.max_size, alpha=policy.alpha,
                  beta=policy.beta, dry_run=policy.dry_run, inputs=dict(inputs or {}))
-    cap_term = float(policy.max_size)
+    cap_term = float(policy.max_vm_excess)
     terms = [vm_term(n, estimates.get(n.node_id), cap_term) for n in cluster.nodes]
     by_node = {t.node_id: t for t in terms}
     d.vms = terms
@@ -316,6 +318,8 @@ def _note_bounds(d: Decision) -> None:
         if f.upper_bounds:
             d.notes.append('%s: capacity of %d VM(s) is only an upper bound (only '
                            'violations seen)' % (f.flavor, f.upper_bounds))
+        if f.capped:
+            d.notes.append('%s: excess of %d VM(s) capped at max_vm_excess' % (f.flavor, f.capped))
         if f.uncertain:
             d.notes.append('%s: %d VM(s) may be over capacity (bounds only): not counted '
                            'as violators, scale-in blocked' % (f.flavor, f.uncertain))

@@ -26,7 +26,9 @@ class ScalingPolicy:
     the cluster may grow with to its price per hour (any unit); an empty map
     means "grow with the flavours already in the cluster, all at cost 1".
     ``warmup_s`` is counted from the cluster's start (model training);
-    ``cooldown_s`` from the completion of the last action.
+    ``cooldown_s`` from the completion of the last action. ``max_vm_excess``
+    caps one VM's ``(w - c)/c`` term, so that a model that extrapolates a
+    near-zero capacity far from its cells cannot ask for hundreds of VMs.
     """
 
     slo_metric: str = 'read_p99_ms'
@@ -36,6 +38,7 @@ class ScalingPolicy:
     replication_factor: int = 3
     alpha: float = 1.0
     beta: float = 0.5
+    max_vm_excess: float = 4.0
     cooldown_s: float = 300.0
     warmup_s: float = 2400.0
     control_period_s: float = 300.0
@@ -73,6 +76,8 @@ class ScalingPolicy:
         if self.max_size < self.floor:
             bad('max_size (%d) must be >= max(replication_factor, min_size) (%d)'
                 % (self.max_size, self.floor))
+        if not (_finite(self.max_vm_excess) and self.max_vm_excess > 0):
+            bad('max_vm_excess must be positive')
         for name in ('alpha', 'beta', 'cooldown_s', 'warmup_s'):
             v = getattr(self, name)
             if not (_finite(v) and v >= 0):

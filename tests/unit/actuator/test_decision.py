@@ -199,8 +199,14 @@ def test_upper_bound():
 
 def test_zero_capacity_is_capped():
     c, e = cluster([(10, 0.0), (10, 0.0), (10, 100)])
+    # terms capped at max_vm_excess=4: 4 + 4 - .9 = 7.1 -> 8
     d = dec.decide(policy(max_size=20), c, e, NOW)
-    assert d.kind == dec.SCALE_OUT and d.count == 17   # terms capped at max_size, room 17
+    assert d.kind == dec.SCALE_OUT and d.count == 8
+    assert d.flavors['m1.small'].capped == 2
+    # a far-off but positive capacity is capped too: (1000-10)/10 = 99 -> 4
+    c, e = cluster([(1000, 10), (1000, 10), (10, 100)])
+    d = dec.decide(policy(max_size=20, max_vm_excess=2), c, e, NOW)
+    assert d.count == 4                                 # ceil(2 + 2 - .9)
 
 
 def _two_flavours(small_load, costs):
