@@ -1,14 +1,167 @@
-"""elastman-predictor: the RPC endpoint and periodic work of the predictor worker."""
-import oslo_messaging as messaging
+"""elastman-predictor: forecasts each cluster's read and write intensity.
 
+Every ``[predictor] period`` seconds, for every cluster whose lease it holds,
+it rebuilds the cluster's workload series from the store (bucketed to the
+period), lets the ensemble score the forecasters on the points that arrived
+since the last round, forecasts the horizon, and stores and publishes the
+forecast with the chosen forecaster and all weights. The selectors' weights
+are stored too, so a restarted predictor keeps what it learnt.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import threading
+import time
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+
+from elastman.common import context
+from elastman.common import exception
 from elastman.common import manager
+from elastman.common import rpc
+from elastman.predictor import ensemble as ensemble_mod
+from elastman.predictor import history as history_mod
+
+LOG = logging.getLogger(__name__)
+
+METRICS = ('reads_per_s', 'writes_per_s')
+STATE_SCOPE = 'predictor-state'
 
 
 class PredictorManager(manager.Manager):
-    WORKER = 'predictor'
-    target = messaging.Target(version='1.0')
+    """RPC API 1.1: status, forecast."""
 
-    def __init__(self, conf, store=None, transport=None) -> None:
+    WORKER = 'predictor'
+    target = messaging.Target(version='1.1')
+
+    def __init__(self, conf, store=None, transport=None,
+                 ensemble: ensemble_mod.Ensemble | None = None) -> None:
         super().__init__(conf)
         self.store = store
         self.transport = transport
+        self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
+        self.notifier = None
+        self._last_bucket: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def horizon_steps(self) -> int:
+        """Steps covering the next control period plus a node's join time,
+        so the actuator can act before the load arrives."""
+        need = self.conf.actuator.control_period + \
+            self.conf.actuator.join_timeout
+        return max(self.conf.predictor.horizon,
+                   math.ceil(need / self.conf.predictor.period))
+
+    def start(self) -> None:
+        super().start()
+        if self.transport is not None:
+            self.notifier = rpc.get_notifier(
+                self.conf, rpc.get_notification_transport(self.conf),
+                'predictor.%s' % self.conf.host)
+
+    def periodic_tasks(self):
+        return [(self.predict_all, self.conf.predictor.period)]
+
+    def describe(self) -> str:
+        return 'forecasting with %s (%s selection)' % (
+            ', '.join(self.ensemble.names), self.conf.predictor.selection)
+
+    def predict_all(self, now: float | None = None) -> None:
+        ttl = 3 * self.conf.predictor.period + 1
+        for cluster in self.store.clusters.all():
+            cluster_id = str(cluster['id'])
+            if not self.store.leases.acquire('predictor/%s' % cluster_id,
+                                             self.conf.host, ttl):
+                for metric in METRICS:
+                    self.ensemble.forget((cluster_id, metric))
+                continue
+            try:
+                self.predict_cluster(cluster, now)
+            except Exception:
+                LOG.exception('forecast of cluster %s failed this round',
+                              cluster_id)
+
+    def predict_cluster(self, cluster: dict, now: float | None = None
+                        ) -> dict[str, ensemble_mod.Forecast]:
+        now = time.time() if now is None else now
+        period = float(self.conf.predictor.period)
+        window = self.conf.predictor.history_window
+        since = datetime.datetime.fromtimestamp(now - window * period,
+                                                datetime.timezone.utc)
+        rows = self.store.samples.cluster_workload(cluster['id'], since)
+        if not rows:
+            return {}
+        stamps = [_epoch(r['ts']) for r in rows]
+        end = now - (now % period)
+        cluster_id = str(cluster['id'])
+        forecasts = {}
+        with self._lock:
+            for metric in METRICS:
+                key = (cluster_id, metric)
+                series = history_mod.regularise(stamps,
+                                                [r[metric] for r in rows],
+                                                period, end=end)
+                self._load_state(key)
+                last = self._last_bucket.get(key)
+                advanced = 1 if last is None else max(
+                    0, int(round((end - last) / period)))
+                if advanced == 0:
+                    continue
+                forecast = self.ensemble.predict(key, series,
+                                                 self.horizon_steps,
+                                                 advanced=advanced)
+                self._last_bucket[key] = end
+                if not forecast.values:
+                    continue
+                forecasts[metric] = forecast
+                made_at = datetime.datetime.fromtimestamp(
+                    now, datetime.timezone.utc)
+                self.store.forecasts.add(cluster['id'], metric, made_at,
+                                         int(period), forecast.values,
+                                         forecast.chosen or 'none',
+                                         forecast.weights)
+                self.store.models.save(
+                    STATE_SCOPE, '%s/%s' % key,
+                    json.dumps(self.ensemble.state(key)).encode(),
+                    params={'last_bucket': end})
+                self.store.models.prune(STATE_SCOPE, '%s/%s' % key, 2)
+                self._publish(cluster_id, metric, forecast)
+        return forecasts
+
+    def _load_state(self, key: tuple[str, str]) -> None:
+        if key in self._last_bucket or key in self.ensemble.keys():
+            return
+        try:
+            row = self.store.models.get(STATE_SCOPE, '%s/%s' % key)
+        except exception.NotFound:
+            return
+        self.ensemble.load_state(key, json.loads(row['payload']))
+        self._last_bucket[key] = row['params'].get('last_bucket')
+        LOG.info('predictor state of %s/%s restored', *key)
+
+    def _publish(self, cluster_id: str, metric: str,
+                 forecast: ensemble_mod.Forecast) -> None:
+        if self.notifier is None:
+            return
+        self.notifier.info(context.get_admin_context(), 'elastman.forecast',
+                           {'cluster_id': cluster_id, 'metric': metric,
+                            'values': forecast.values,
+                            'forecaster': forecast.chosen,
+                            'weights': forecast.weights})
+
+    # -- RPC API ----------------------------------------------------------------
+    def forecast(self, ctxt, cluster_id: str, metric: str) -> dict:
+        """The latest stored forecast of a cluster's metric (API 1.1)."""
+        import uuid
+        row = self.store.forecasts.latest(uuid.UUID(str(cluster_id)), metric)
+        return rpc.to_primitive(row)
+
+
+def _epoch(ts: datetime.datetime) -> float:
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=datetime.timezone.utc)
+    return ts.timestamp()

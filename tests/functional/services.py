@@ -12,8 +12,11 @@ import uuid
 
 from elastman.cassandra import node as cassandra_node
 
-STORE_ADDRESS = os.environ.get('ELASTMAN_TEST_STORE_ADDRESS', '127.0.50.1')
-STORE_JMX_PORT = int(os.environ.get('ELASTMAN_TEST_STORE_JMX_PORT', '17199'))
+# A loopback address of this test session's own, so that concurrent test
+# runs on one machine never share a store node.
+STORE_ADDRESS = os.environ.get(
+    'ELASTMAN_TEST_STORE_ADDRESS',
+    '127.50.%d.%d' % ((os.getpid() >> 8) % 250, os.getpid() % 250 + 1))
 RABBIT_PORT = 5672
 
 
@@ -25,12 +28,18 @@ def port_open(host: str, port: int) -> bool:
         return False
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
 def start_store(conf) -> cassandra_node.LocalNode:
     """A fresh single Cassandra node in a temporary directory."""
     base = tempfile.mkdtemp(prefix='elastman-store-')
     node = cassandra_node.LocalNode(conf, cassandra_node.NodeSpec(
         name='test-store', base_dir=base, address=STORE_ADDRESS,
-        jmx_port=STORE_JMX_PORT, cluster_name='elastman-test-store'))
+        jmx_port=free_port(), cluster_name='elastman-test-store'))
     node.start()
     try:
         node.wait_for_cql()

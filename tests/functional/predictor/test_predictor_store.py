@@ -1,0 +1,58 @@
+"""The predictor worker against the real store."""
+import datetime
+
+import numpy as np
+
+from elastman.predictor import manager as predictor_manager
+
+T0 = datetime.datetime(2026, 11, 1, 0, 0, tzinfo=datetime.timezone.utc)
+
+
+def test_forecasts_stored_with_weights_and_resumed(conf, store):
+    conf.set_override('period', 60, 'predictor')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={})
+        rng = np.random.default_rng(0)
+        minutes = 240
+        for i in range(minutes):
+            ts = T0 + datetime.timedelta(minutes=i)
+            reads = 1000 + 10 * i + rng.normal(0, 10)   # a ramp
+            store.samples.add_cluster_workload(cluster['id'], ts, reads,
+                                               300.0, 3, 3)
+        now = (T0 + datetime.timedelta(minutes=minutes)).timestamp()
+        first = predictor_manager.PredictorManager(conf, store=store)
+        forecasts = first.predict_cluster(cluster, now=now)
+        assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
+        stored = store.forecasts.latest(cluster['id'], 'reads_per_s')
+        assert len(stored['predicted']) == first.horizon_steps
+        assert set(stored['weights']) == set(first.ensemble.names)
+        # the ramp goes on: the first step predicts more than the last point
+        assert stored['predicted'][0] > 1000 + 10 * (minutes - 5)
+        assert abs(stored['predicted'][0] - (1000 + 10 * minutes)) < 100
+
+        # five more minutes; a restarted predictor scores its forecasters
+        for i in range(minutes, minutes + 5):
+            store.samples.add_cluster_workload(
+                cluster['id'], T0 + datetime.timedelta(minutes=i),
+                1000 + 10 * i, 300.0, 3, 3)
+        second = predictor_manager.PredictorManager(conf, store=store)
+        later = second.predict_cluster(cluster, now=now + 300)
+        weights = later['reads_per_s'].weights
+        assert set(weights) == set(first.ensemble.names)
+        assert later['reads_per_s'].chosen in weights
+        # nothing new: nothing forecast again
+        assert second.predict_cluster(cluster, now=now + 300) == {}
+    finally:
+        conf.clear_override('period', 'predictor')
+
+
+def test_bad_history_gives_a_forecast_not_an_exception(conf, store):
+    cluster = store.clusters.create('p', 'c', spec={})
+    for i, value in enumerate([5.0, float('nan'), 5.0, 5.0]):
+        store.samples.add_cluster_workload(
+            cluster['id'], T0 + datetime.timedelta(minutes=i), value, 0.0,
+            1, 1)
+    manager = predictor_manager.PredictorManager(conf, store=store)
+    forecasts = manager.predict_cluster(
+        cluster, now=(T0 + datetime.timedelta(minutes=5)).timestamp())
+    assert forecasts['reads_per_s'].values[0] == 5.0
