@@ -4,6 +4,7 @@
 #   tools/install.sh              python venv (.venv) + Cassandra jars
 #   tools/install.sh --rabbitmq   ... and RabbitMQ from the distribution
 #   tools/install.sh --libvirt    ... and libvirt + QEMU for the host agent
+#   tools/install.sh --ycsb       ... and the YCSB workload driver (tools/ycsb)
 #
 # Environment:
 #   ELASTMAN_VENV   virtualenv to create/use          (default: <repo>/.venv)
@@ -15,11 +16,13 @@ VENV=${ELASTMAN_VENV:-$REPO/.venv}
 CACHE=${ELASTMAN_CACHE:-$HOME/.cache/elastman}
 WITH_RABBITMQ=0
 WITH_LIBVIRT=0
+WITH_YCSB=0
 for arg in "$@"; do
     case $arg in
         --rabbitmq) WITH_RABBITMQ=1 ;;
         --libvirt) WITH_LIBVIRT=1 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        --ycsb) WITH_YCSB=1 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -87,5 +90,8 @@ else
 fi
 if [ "$WITH_LIBVIRT" = 1 ]; then
     ELASTMAN_VENV=$VENV "$REPO/tools/install-libvirt.sh"
+fi
+if [ "$WITH_YCSB" = 1 ]; then
+    ELASTMAN_CACHE=$CACHE "$REPO/tools/ycsb/install.sh"
 fi
 log "done"
