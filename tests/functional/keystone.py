@@ -84,6 +84,7 @@ class Keystone:
                          '--keystone-group', 'root')
         self._manage('bootstrap', '--bootstrap-password', ADMIN_PASSWORD,
                      '--bootstrap-public-url', self.url,
+                     '--bootstrap-internal-url', self.url,
                      '--bootstrap-region-id', 'RegionOne')
         wrapper = os.path.join(self.base, 'keystone_wsgi.py')
         with open(wrapper, 'w') as f:
