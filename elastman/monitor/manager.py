@@ -1,14 +1,202 @@
-"""elastman-monitor: the RPC endpoint and periodic work of the monitor worker."""
-import oslo_messaging as messaging
+"""elastman-monitor: samples every node of every managed cluster.
 
+Each round (every ``[monitor] sampling_interval``) reads all nodes in
+parallel: a CQL liveness query on a one-connection session per node, then
+the node's cumulative coordinator counters and histograms over JMX (CQL
+virtual tables when JMX cannot be reached). Samples are differences to the
+previous round; they are stored, summed per cluster and published as
+``elastman.sample`` notifications. A node that does not answer in time is
+reported ``up=False`` and never delays the others.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import uuid
+
+import oslo_messaging as messaging
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from elastman.common import context as em_context
 from elastman.common import manager
+from elastman.common import rpc
+from elastman.monitor import jmx
+from elastman.monitor import readings
+from elastman.monitor import sampler
+
+LOG = logging.getLogger(__name__)
+
+EVENT_TYPE = 'elastman.sample'
+SKIPPED_NODE_STATES = frozenset({'DELETED'})
+
+
+def to_payload(sample: dict) -> dict:
+    """A sample as published on the bus: JSON-able, ts in epoch seconds."""
+    payload = {k: sample.get(k) for k in sampler.SAMPLE_KEYS}
+    payload['cluster_id'] = str(sample['cluster_id'])
+    payload['ts'] = sample['ts'].timestamp() if hasattr(
+        sample['ts'], 'timestamp') else sample['ts']
+    return rpc.to_primitive(payload)
 
 
 class MonitorManager(manager.Manager):
+    """RPC API 1.1: status, latest_samples, sample_now."""
+
     WORKER = 'monitor'
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, conf, store=None, transport=None) -> None:
         super().__init__(conf)
         self.store = store
         self.transport = transport
+        self.notifier = None
+        opts = conf.monitor
+        excluded = frozenset(readings.SYSTEM_KEYSPACES
+                             | {conf.store.keyspace}
+                             | set(opts.excluded_keyspaces))
+        self.bridge = jmx.JmxBridge(conf)
+        self.jmx_reader = readings.JmxReader(self.bridge, excluded)
+        self.cql_reader = readings.CqlReader(opts.cql_timeout, excluded)
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=opts.max_parallel, thread_name_prefix='monitor-read')
+        self._previous: dict[tuple[str, str], readings.Reading] = {}
+        self._busy: dict[tuple[str, str], concurrent.futures.Future] = {}
+        self._latest: dict[str, dict[str, dict]] = {}
+        self._lock = threading.Lock()
+
+    # lifecycle --------------------------------------------------------------
+    def start(self) -> None:
+        super().start()
+        if self.transport is not None:
+            self.notifier = rpc.get_notifier(
+                self.conf, self.transport, 'monitor.%s' % self.conf.host)
+
+    def stop(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.cql_reader.close()
+        self.bridge.close()
+
+    def periodic_tasks(self):
+        return [(self.sample_all, self.conf.monitor.sampling_interval)]
+
+    def describe(self) -> str:
+        with self._lock:
+            nodes = sum(len(v) for v in self._latest.values())
+        return 'sampling %d node(s) of %d cluster(s) every %ss' % (
+            nodes, len(self._latest), self.conf.monitor.sampling_interval)
+
+    # rounds -----------------------------------------------------------------
+    def sample_all(self) -> list[dict]:
+        """One round over every cluster this monitor holds the lease of."""
+        if self.store is None:
+            return []
+        interval = self.conf.monitor.sampling_interval
+        samples = []
+        seen = set()
+        for cluster in self.store.clusters.all():
+            cluster_id = cluster['id']
+            if self.conf.monitor.use_leases and not \
+                    self.store.leases.acquire('monitor/%s' % cluster_id,
+                                              self.conf.host,
+                                              max(30, 3 * interval)):
+                continue
+            nodes = self.store.nodes.list(cluster_id)
+            seen.update((n['address'], n['cql_port'] or 9042)
+                        for n in nodes if n.get('address'))
+            try:
+                samples += self.sample_cluster(cluster_id, nodes)
+            except Exception:
+                LOG.exception('sampling cluster %s failed this round',
+                              cluster_id)
+        self.cql_reader.forget(seen)
+        return samples
+
+    def sample_cluster(self, cluster_id: uuid.UUID,
+                       nodes: list[dict]) -> list[dict]:
+        """Read every node of one cluster in parallel; store and publish."""
+        opts = self.conf.monitor
+        nodes = [n for n in nodes if n.get('address')
+                 and n.get('state') not in SKIPPED_NODE_STATES]
+        futures = {}
+        for node in nodes:
+            key = (str(cluster_id), node['node_id'])
+            busy = self._busy.get(key)
+            if busy is not None and not busy.done():
+                LOG.warning('node %s of cluster %s still has not answered '
+                            'the previous round', node['node_id'], cluster_id)
+                continue
+            futures[key] = self._busy[key] = self._pool.submit(
+                self._read_node, _target(node))
+        budget = min(opts.jmx_timeout + opts.cql_timeout + 1.0,
+                     max(1.0, opts.sampling_interval * 0.8))
+        concurrent.futures.wait(list(futures.values()), timeout=budget)
+        ts = timeutils.utcnow()
+        samples = []
+        for node in nodes:
+            key = (str(cluster_id), node['node_id'])
+            current = None
+            future = futures.get(key)
+            if future is not None and future.done():
+                try:
+                    current = future.result()
+                except Exception as exc:
+                    LOG.info('node %s (%s) did not answer: %s',
+                             node['node_id'], node['address'], exc)
+            previous = self._previous.get(key)
+            sample = sampler.compute(cluster_id, node['node_id'], ts,
+                                     current, previous,
+                                     opts.sampling_interval)
+            if current is not None:
+                self._previous[key] = current
+                sample['extra'] = {'jmx': float(current.source == 'jmx')}
+            samples.append(sample)
+        self._record(cluster_id, ts, samples)
+        return samples
+
+    def _read_node(self, target: readings.Target) -> readings.Reading:
+        self.cql_reader.ping(target)
+        try:
+            return self.jmx_reader.read(target)
+        except jmx.JmxError as exc:
+            LOG.warning('JMX of %s unusable (%s); counting from CQL virtual '
+                        'tables only', target.address, exc)
+            return self.cql_reader.read(target)
+
+    def _record(self, cluster_id: uuid.UUID, ts, samples: list[dict]) -> None:
+        if self.store is not None:
+            for sample in samples:
+                self.store.samples.add(sample)
+            total = sampler.cluster_total(samples)
+            self.store.samples.add_cluster_workload(cluster_id, ts, **total)
+        if self.notifier is not None:
+            ctxt = em_context.get_admin_context()
+            for sample in samples:
+                self.notifier.info(ctxt, EVENT_TYPE, to_payload(sample))
+        with self._lock:
+            self._latest[str(cluster_id)] = {
+                s['node_id']: to_payload(s) for s in samples}
+
+    # RPC API 1.1 --------------------------------------------------------------
+    def latest_samples(self, ctxt, cluster_id: str | None = None
+                       ) -> list[dict]:
+        """The newest sample of each node (of one cluster, or all)."""
+        with self._lock:
+            clusters = [cluster_id] if cluster_id else list(self._latest)
+            return [s for c in clusters
+                    for s in self._latest.get(str(c), {}).values()]
+
+    def sample_now(self, ctxt, cluster_id: str) -> list[dict]:
+        """Run a round for one cluster now and return its samples."""
+        cid = uuid.UUID(str(cluster_id))
+        samples = self.sample_cluster(cid, self.store.nodes.list(cid))
+        return [to_payload(s) for s in samples]
+
+
+def _target(node: dict) -> readings.Target:
+    return readings.Target(address=node['address'],
+                           cql_port=node.get('cql_port') or 9042,
+                           jmx_host=node.get('jmx_host') or '127.0.0.1',
+                           jmx_port=node.get('jmx_port') or 7199)
+
+

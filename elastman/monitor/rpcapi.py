@@ -2,13 +2,26 @@
 
 API version history:
     1.0 - status()
+    1.1 - latest_samples(cluster_id=None): newest sample of each node
+          sample_now(cluster_id): sample one cluster at once, return samples
 """
 from elastman.common import rpc
 
 
 class MonitorAPI(rpc.RPCClient):
     WORKER = 'monitor'
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def status(self, ctxt, server: str | None = None) -> dict:
         return self.call(ctxt, 'status', version='1.0', server=server)
+
+    def latest_samples(self, ctxt, cluster_id: str | None = None,
+                       server: str | None = None) -> list[dict]:
+        return self.call(ctxt, 'latest_samples', version='1.1',
+                         server=server,
+                         cluster_id=str(cluster_id) if cluster_id else None)
+
+    def sample_now(self, ctxt, cluster_id: str,
+                   server: str | None = None) -> list[dict]:
+        return self.call(ctxt, 'sample_now', version='1.1', server=server,
+                         cluster_id=str(cluster_id))

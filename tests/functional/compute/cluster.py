@@ -1,8 +1,8 @@
 """One shared 3-node local cluster for the compute and monitor tests.
 
 Starting Cassandra nodes is the expensive part of these tests, so every test
-module that needs a cluster acquires the same one (reference counted); the
-last release deletes every server and checks nothing is left behind.
+module that needs a cluster acquires the same one; at the end of the session
+every server is deleted and nothing may be left behind.
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ FLAVORS = ['c1:cpu=1,heap=384M', 'c05:cpu=0.5,heap=320M']
 
 _lock = threading.Lock()
 _shared: 'LocalCluster | None' = None
-_users = 0
 
 
 class LocalCluster:
@@ -121,9 +120,10 @@ class LocalCluster:
         assert not left, 'left behind: %s' % left
 
 
-def acquire(conf) -> LocalCluster:
-    """The shared cluster, started on first use."""
-    global _shared, _users
+def acquire(conf, config) -> LocalCluster:
+    """The shared cluster, started on first use and destroyed when the
+    pytest session ends (``config`` is pytest's config object)."""
+    global _shared
     with _lock:
         if _shared is None:
             cluster = LocalCluster(conf)
@@ -133,15 +133,13 @@ def acquire(conf) -> LocalCluster:
                 cluster.destroy()
                 raise
             _shared = cluster
-        _users += 1
+            config.add_cleanup(_destroy)
         return _shared
 
 
-def release() -> None:
-    """Drop one user; the last one destroys the cluster."""
-    global _shared, _users
+def _destroy() -> None:
+    global _shared
     with _lock:
-        _users -= 1
-        if _users == 0 and _shared is not None:
-            cluster, _shared = _shared, None
-            cluster.destroy()
+        cluster, _shared = _shared, None
+    if cluster is not None:
+        cluster.destroy()

@@ -9,9 +9,8 @@ from tests.functional.compute import cluster as shared
 
 
 @pytest.fixture(scope='module')
-def cluster(conf):
-    yield shared.acquire(conf)
-    shared.release()
+def cluster(conf, request):
+    return shared.acquire(conf, request.config)
 
 
 def test_three_nodes_up_normal(cluster):

@@ -1,0 +1,93 @@
+"""Cassandra's estimated histograms, read as cumulative bucket counts.
+
+Cassandra's Timers and Histograms keep, besides the exponentially decaying
+reservoir behind their percentile attributes, plain (never decaying) bucket
+counters, exposed by the ``values`` JMX operation. Bucket ``i`` counts values
+in ``(offset[i-1], offset[i]]``; the offsets grow by a factor of about 1.2
+(1, 2, 3, ..., 10, 12, 14, 17, 20, 24, ...) and the last bucket counts
+overflows. The difference of two reads is the exact histogram of what
+happened between them, which gives percentiles over exactly the sampling
+interval, at the resolution of one bucket (about 20%).
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Sequence
+
+
+@functools.lru_cache(maxsize=8)
+def offsets(count: int) -> tuple[int, ...]:
+    """Upper bounds of the first ``count`` buckets (Cassandra's series)."""
+    result = []
+    last = 1
+    while len(result) < count:
+        result.append(last)
+        nxt = round(last * 1.2)
+        last = nxt if nxt != last else last + 1
+    return tuple(result)
+
+
+def bounds(length: int) -> list[tuple[float, float]]:
+    """(lower, upper) of each of ``length`` buckets; the last is overflow."""
+    ups = offsets(length)
+    out = []
+    for i in range(length):
+        lower = float(ups[i - 1]) if i else 0.0
+        upper = float(ups[i]) if i < length - 1 else lower * 1.2
+        out.append((lower, upper))
+    return out
+
+
+def add(a: Sequence[int] | None, b: Sequence[int] | None) -> list[int] | None:
+    """Element-wise sum (histograms of several tables)."""
+    if a is None:
+        return list(b) if b is not None else None
+    if b is None:
+        return list(a)
+    n = max(len(a), len(b))
+    return [(a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0)
+            for i in range(n)]
+
+
+def delta(now: Sequence[int], before: Sequence[int] | None) -> list[int] | None:
+    """What was recorded between two reads; None after a reset (restart)."""
+    if before is None:
+        return None
+    if len(before) != len(now):
+        return None
+    out = [a - b for a, b in zip(now, before)]
+    if any(v < 0 for v in out):
+        return None
+    return out
+
+
+def total(buckets: Sequence[int]) -> int:
+    return sum(buckets)
+
+
+def percentile(buckets: Sequence[int], q: float) -> float | None:
+    """The upper bound of the bucket holding the q-quantile (nodetool's
+    convention: never under-reports); None for an empty histogram."""
+    n = sum(buckets)
+    if n == 0:
+        return None
+    rank = max(1, math.ceil(q * n))
+    seen = 0
+    for (lower, upper), count in zip(bounds(len(buckets)), buckets):
+        seen += count
+        if seen >= rank:
+            return upper
+    return bounds(len(buckets))[-1][1]
+
+
+def mean(buckets: Sequence[int]) -> float | None:
+    """Mean with each value at the middle of its bucket (error < 10%)."""
+    n = sum(buckets)
+    if n == 0:
+        return None
+    acc = 0.0
+    for (lower, upper), count in zip(bounds(len(buckets)), buckets):
+        if count:
+            acc += count * (lower + upper) / 2.0
+    return acc / n

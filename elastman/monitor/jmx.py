@@ -1,0 +1,130 @@
+"""A JMX client for Python: one long-lived JVM running JmxBridge.java.
+
+The bridge (``java/JmxBridge.java``, started in source-file mode, so no build
+step) keeps one JMX connection per node and serves requests concurrently;
+this side matches answers to requests by id, so one slow node never holds
+up another.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import itertools
+import json
+import os
+import subprocess
+import threading
+
+from oslo_log import log as logging
+
+from elastman.cassandra import runtime
+from elastman.common import exception
+
+LOG = logging.getLogger(__name__)
+
+BRIDGE_SOURCE = os.path.join(os.path.dirname(__file__), 'java',
+                             'JmxBridge.java')
+
+
+class JmxError(exception.ElastmanException):
+    msg_fmt = 'JMX %(where)s: %(reason)s'
+
+
+class JmxBridge:
+    """Thread-safe; restarts the JVM if it died."""
+
+    def __init__(self, conf, timeout: float | None = None) -> None:
+        self.conf = conf
+        self.timeout = timeout or conf.monitor.jmx_timeout
+        self._proc: subprocess.Popen | None = None
+        self._pending: dict[str, concurrent.futures.Future] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+
+    def _ensure(self) -> subprocess.Popen:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        ms = int(self.timeout * 1000)
+        argv = [runtime.java(self.conf), '-Xmx64m', '-XX:+UseSerialGC',
+                '-XX:TieredStopAtLevel=1',
+                '-Dsun.rmi.transport.tcp.responseTimeout=%d' % ms,
+                '-Dsun.rmi.transport.connectionTimeout=%d' % ms,
+                '-Dsun.rmi.transport.proxy.connectTimeout=%d' % ms,
+                BRIDGE_SOURCE]
+        self._proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        threading.Thread(target=self._read, args=(self._proc,),
+                         name='jmx-bridge-reader', daemon=True).start()
+        LOG.info('JMX bridge started (pid %d)', self._proc.pid)
+        return self._proc
+
+    def _read(self, proc: subprocess.Popen) -> None:
+        for line in proc.stdout:
+            try:
+                answer = json.loads(line)
+            except ValueError:
+                LOG.warning('JMX bridge said: %s', line.strip()[:200])
+                continue
+            with self._lock:
+                future = self._pending.pop(str(answer.get('id')), None)
+            if future is not None and not future.done():
+                future.set_result(answer)
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(JmxError(where='bridge',
+                                              reason='bridge exited'))
+
+    def submit(self, host: str, port: int, pattern: str,
+               attributes: tuple[str, ...] = (),
+               operations: tuple[str, ...] = ()
+               ) -> concurrent.futures.Future:
+        """Ask for every MBean matching ``pattern``; a Future of the answer."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._lock:
+            proc = self._ensure()
+            request_id = str(next(self._ids))
+            self._pending[request_id] = future
+            line = '\t'.join((request_id, host, str(port),
+                              str(int(self.timeout * 1000)), 'QUERY', pattern,
+                              ','.join(attributes), ','.join(operations)))
+            try:
+                proc.stdin.write(line + '\n')
+                proc.stdin.flush()
+            except OSError as exc:
+                self._pending.pop(request_id, None)
+                future.set_exception(JmxError(where='bridge',
+                                              reason=str(exc)))
+        future.where = '%s:%s' % (host, port)
+        return future
+
+    def result(self, future: concurrent.futures.Future,
+               timeout: float | None = None) -> list[dict]:
+        """The MBeans of a submitted query, or JmxError."""
+        where = getattr(future, 'where', '?')
+        try:
+            answer = future.result(timeout or self.timeout + 1)
+        except concurrent.futures.TimeoutError:
+            raise JmxError(where=where, reason='no answer within %ss'
+                           % (timeout or self.timeout + 1))
+        if not answer.get('ok'):
+            raise JmxError(where=where, reason=answer.get('error'))
+        return answer['result']
+
+    def query(self, host: str, port: int, pattern: str,
+              attributes: tuple[str, ...] = (),
+              operations: tuple[str, ...] = ()) -> list[dict]:
+        return self.result(self.submit(host, port, pattern, attributes,
+                                       operations))
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.stdin.close()
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)

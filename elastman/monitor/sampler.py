@@ -1,0 +1,84 @@
+"""From two readings of a node to one sample (the trainer's contract).
+
+Sample keys: cluster_id, node_id, ts, up, interval_s, reads_per_s,
+writes_per_s, read_bytes_mean, write_bytes_mean, read_p50_ms, read_p95_ms,
+read_p99_ms, write_p50_ms, write_p95_ms, write_p99_ms (and ``extra``).
+"""
+from __future__ import annotations
+
+import datetime
+import uuid
+
+from elastman.monitor import histogram
+from elastman.monitor import readings
+
+METRIC_KEYS = ('reads_per_s', 'writes_per_s', 'read_bytes_mean',
+               'write_bytes_mean', 'read_p50_ms', 'read_p95_ms',
+               'read_p99_ms', 'write_p50_ms', 'write_p95_ms', 'write_p99_ms')
+SAMPLE_KEYS = ('cluster_id', 'node_id', 'ts', 'up', 'interval_s') + \
+    METRIC_KEYS
+
+
+def _ms(micros: float | None) -> float | None:
+    return None if micros is None else micros / 1000.0
+
+
+def _latency(buckets: list[int] | None, prefix: str) -> dict:
+    out = {}
+    for q, name in ((0.5, 'p50'), (0.95, 'p95'), (0.99, 'p99')):
+        out['%s_%s_ms' % (prefix, name)] = _ms(
+            histogram.percentile(buckets, q)) if buckets else None
+    return out
+
+
+def _delta(now, before):
+    if now is None or before is None:
+        return None
+    return histogram.delta(now, before)
+
+
+def compute(cluster_id: uuid.UUID, node_id: str, ts: datetime.datetime,
+            current: readings.Reading | None,
+            previous: readings.Reading | None,
+            interval_s: float, up: bool | None = None) -> dict:
+    """One sample. Without two comparable readings the metrics are None.
+
+    ``interval_s`` is the nominal interval, used when a rate cannot be
+    measured; with two readings it is the time between them.
+    """
+    sample = {'cluster_id': cluster_id, 'node_id': node_id, 'ts': ts,
+              'up': bool(current is not None if up is None else up),
+              'interval_s': float(interval_s)}
+    sample.update({k: None for k in METRIC_KEYS})
+    if current is None or previous is None:
+        return sample
+    elapsed = current.mono - previous.mono
+    reads = current.reads - previous.reads
+    writes = current.writes - previous.writes
+    if elapsed <= 0 or reads < 0 or writes < 0:
+        return sample           # restarted node: counters began again
+    sample['interval_s'] = round(elapsed, 3)
+    sample['reads_per_s'] = reads / elapsed
+    sample['writes_per_s'] = writes / elapsed
+    read_lat = _delta(current.read_latency, previous.read_latency)
+    write_lat = _delta(current.write_latency, previous.write_latency)
+    sample.update(_latency(read_lat, 'read'))
+    sample.update(_latency(write_lat, 'write'))
+    read_size = _delta(current.read_size, previous.read_size)
+    write_size = _delta(current.write_size, previous.write_size)
+    sample['read_bytes_mean'] = histogram.mean(read_size) if read_size \
+        else None
+    sample['write_bytes_mean'] = histogram.mean(write_size) if write_size \
+        else None
+    return sample
+
+
+def cluster_total(samples: list[dict]) -> dict:
+    """Cluster workload: the sum over nodes that were sampled."""
+    up = [s for s in samples if s['up']]
+    return {
+        'reads_per_s': sum(s['reads_per_s'] or 0.0 for s in up),
+        'writes_per_s': sum(s['writes_per_s'] or 0.0 for s in up),
+        'nodes_up': len(up),
+        'nodes_total': len(samples),
+    }

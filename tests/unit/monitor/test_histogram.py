@@ -1,0 +1,48 @@
+import pytest
+
+from elastman.monitor import histogram
+
+
+def test_offsets_follow_cassandra_series():
+    off = histogram.offsets(40)
+    assert off[:13] == (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20)
+    # values seen on a live 5.0.6 node: bucket 27 is 310 us, 34 is 1109 B
+    assert off[27] == 310 and off[31] == 642 and off[34] == 1109
+
+
+def test_percentile_is_bucket_upper_bound():
+    buckets = [0] * 128
+    buckets[27] = 90        # (258, 310]
+    buckets[31] = 10        # (535, 642]
+    assert histogram.percentile(buckets, 0.5) == 310
+    assert histogram.percentile(buckets, 0.90) == 310
+    assert histogram.percentile(buckets, 0.91) == 642
+    assert histogram.percentile(buckets, 0.99) == 642
+    assert histogram.percentile([0] * 10, 0.99) is None
+
+
+def test_mean_uses_bucket_middles():
+    buckets = [0] * 165
+    buckets[34] = 4         # (924, 1109]
+    assert histogram.mean(buckets) == pytest.approx((924 + 1109) / 2)
+    assert histogram.mean([0, 0]) is None
+
+
+def test_delta_and_reset():
+    assert histogram.delta([5, 7], [2, 3]) == [3, 4]
+    assert histogram.delta([1, 7], [2, 3]) is None      # restarted node
+    assert histogram.delta([1, 2], None) is None
+    assert histogram.delta([1, 2, 3], [1, 2]) is None
+
+
+def test_add():
+    assert histogram.add(None, [1, 2]) == [1, 2]
+    assert histogram.add([1], [1, 2]) == [2, 2]
+    assert histogram.add([1, 2], None) == [1, 2]
+
+
+def test_overflow_bucket():
+    buckets = [0, 0, 1]
+    lower, upper = histogram.bounds(3)[-1]
+    assert histogram.percentile(buckets, 0.99) == upper
+    assert upper == pytest.approx(lower * 1.2)

@@ -1,0 +1,160 @@
+import threading
+import time
+import uuid
+
+import pytest
+
+from elastman.common import config as em_config
+from elastman.monitor import jmx
+from elastman.monitor import manager as monitor_manager
+from elastman.monitor import readings
+from elastman.monitor import rpcapi
+
+
+@pytest.fixture
+def conf():
+    conf = em_config.CONF
+    conf([], project='elastman', default_config_files=[])
+    conf.set_override('sampling_interval', 2, 'monitor')
+    conf.set_override('cql_timeout', 0.3, 'monitor')
+    conf.set_override('jmx_timeout', 0.5, 'monitor')
+    yield conf
+    for name in ('sampling_interval', 'cql_timeout', 'jmx_timeout'):
+        conf.clear_override(name, 'monitor')
+
+
+class FakeSamples:
+    def __init__(self):
+        self.samples, self.totals = [], []
+
+    def add(self, sample):
+        self.samples.append(sample)
+
+    def add_cluster_workload(self, cluster_id, ts, **total):
+        self.totals.append(total)
+
+
+class FakeStore:
+    def __init__(self, cluster_id, nodes):
+        self.samples = FakeSamples()
+        self.cluster_id = cluster_id
+        self._nodes = nodes
+        self.clusters = self
+        self.nodes = self
+        self.leases = self
+
+    def all(self):
+        return [{'id': self.cluster_id}]
+
+    def list(self, cluster_id):
+        return self._nodes
+
+    def acquire(self, name, holder, ttl):
+        return True
+
+
+class FakeNotifier:
+    def __init__(self):
+        self.sent = []
+
+    def info(self, ctxt, event_type, payload):
+        self.sent.append((event_type, payload))
+
+
+def node(name, address):
+    return {'node_id': name, 'address': address, 'cql_port': 9042,
+            'jmx_host': '127.0.0.1', 'jmx_port': 7199, 'state': 'ACTIVE'}
+
+
+@pytest.fixture
+def mgr(conf, monkeypatch):
+    cid = uuid.uuid4()
+    store = FakeStore(cid, [node('a', '10.0.0.1'), node('b', '10.0.0.2'),
+                            node('c', '10.0.0.3')])
+    m = monitor_manager.MonitorManager(conf, store=store)
+    m.notifier = FakeNotifier()
+    counts = {'a': 0}
+    release = threading.Event()
+
+    def ping(target):
+        if target.address == '10.0.0.2':
+            raise ConnectionError('refused')        # down
+        if target.address == '10.0.0.3':
+            release.wait(10)                        # hangs
+
+    def read(target):
+        counts['a'] += 100
+        return readings.Reading(mono=time.monotonic(), source='jmx',
+                                reads=counts['a'], writes=counts['a'] // 2,
+                                read_latency=[0] * 128,
+                                write_latency=[0] * 128)
+    monkeypatch.setattr(m.cql_reader, 'ping', ping)
+    monkeypatch.setattr(m.jmx_reader, 'read', read)
+    yield m
+    release.set()
+    m.stop()
+
+
+def test_down_and_hung_nodes_do_not_stall_others(mgr):
+    start = time.monotonic()
+    first = {s['node_id']: s for s in mgr.sample_all()}
+    assert time.monotonic() - start < 3.0
+    assert first['a']['up'] and not first['b']['up'] and not first['c']['up']
+    second = {s['node_id']: s for s in mgr.sample_all()}
+    assert second['a']['reads_per_s'] > 0
+    assert second['a']['writes_per_s'] == pytest.approx(
+        second['a']['reads_per_s'] / 2, rel=0.01)
+    assert not second['c']['up']
+    store = mgr.store
+    assert len(store.samples.samples) == 6
+    assert store.samples.totals[-1]['nodes_up'] == 1
+    assert store.samples.totals[-1]['nodes_total'] == 3
+    event, payload = mgr.notifier.sent[-1]
+    assert event == 'elastman.sample'
+    assert isinstance(payload['cluster_id'], str)
+    assert isinstance(payload['ts'], float)
+    latest = mgr.latest_samples(None, str(store.cluster_id))
+    assert {s['node_id'] for s in latest} == {'a', 'b', 'c'}
+
+
+def test_jmx_failure_falls_back_to_cql(mgr, monkeypatch):
+    def broken(target):
+        raise jmx.JmxError(where='x', reason='refused')
+
+    def cql_read(target):
+        return readings.Reading(mono=time.monotonic(), source='cql',
+                                reads=7, writes=3)
+    monkeypatch.setattr(mgr.jmx_reader, 'read', broken)
+    monkeypatch.setattr(mgr.cql_reader, 'read', cql_read)
+    samples = {s['node_id']: s for s in mgr.sample_all()}
+    assert samples['a']['up'] and samples['a']['extra'] == {'jmx': 0.0}
+
+
+def test_rpc_versions():
+    assert monitor_manager.MonitorManager.target.version == '1.1'
+    assert rpcapi.MonitorAPI.VERSION == '1.1'
+
+
+def test_jmx_reader_filters_keyspaces():
+    class Bridge:
+        def submit(self, host, port, pattern, attrs, ops):
+            return pattern
+
+        def result(self, pattern):
+            if 'MutationSize' in pattern:
+                return [{'name': 'x', 'attrs': {'Count': 4},
+                         'ops': {'values': [0, 4]}}]
+            return [
+                {'name': 'o.a.c.m:type=Table,keyspace=ks,scope=t,name=N',
+                 'attrs': {'Count': 10}, 'ops': {'values': [10, 0]}},
+                {'name': 'o.a.c.m:type=Table,keyspace=ks2,scope=t,name=N',
+                 'attrs': {'Count': 5}, 'ops': {'values': [0, 5]}},
+                {'name': 'o.a.c.m:type=Table,keyspace=system,scope=l,name=N',
+                 'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}},
+                {'name': 'o.a.c.m:type=Table,keyspace=elastman,scope=l,'
+                         'name=N',
+                 'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}}]
+    reader = readings.JmxReader(Bridge(), frozenset({'system', 'elastman'}))
+    got = reader.read(readings.Target('10.0.0.1', jmx_port=7199))
+    assert got.reads == 15 and got.read_latency == [10, 5]
+    assert got.write_size == [0, 4]

@@ -1,0 +1,76 @@
+import datetime
+import uuid
+
+import pytest
+
+from elastman.monitor import readings
+from elastman.monitor import sampler
+
+CID = uuid.uuid4()
+TS = datetime.datetime(2025, 1, 1, 12, 0, 0)
+
+
+def reading(mono, reads, writes, lat_bucket=None, lat_count=0,
+            size_bucket=None, size_count=0, source='jmx'):
+    lat = [0] * 128
+    size = [0] * 165
+    if lat_bucket is not None:
+        lat[lat_bucket] = lat_count
+    if size_bucket is not None:
+        size[size_bucket] = size_count
+    return readings.Reading(mono=mono, source=source, reads=reads,
+                            writes=writes, read_latency=lat,
+                            write_latency=list(lat), read_size=size,
+                            write_size=list(size))
+
+
+def test_keys_are_the_trainer_contract():
+    sample = sampler.compute(CID, 'n1', TS, None, None, 10)
+    assert tuple(sample) == sampler.SAMPLE_KEYS
+    assert sample['up'] is False
+    assert all(sample[k] is None for k in sampler.METRIC_KEYS)
+
+
+def test_first_reading_has_no_rates():
+    sample = sampler.compute(CID, 'n1', TS, reading(5, 10, 10), None, 10)
+    assert sample['up'] is True and sample['reads_per_s'] is None
+
+
+def test_rates_sizes_and_percentiles_over_interval():
+    before = reading(100.0, 1000, 500, lat_bucket=27, lat_count=1000,
+                     size_bucket=34, size_count=100)
+    after = reading(110.0, 1500, 700, lat_bucket=27, lat_count=1000,
+                    size_bucket=34, size_count=300)
+    after.read_latency[31] = 100        # only new, slow requests count
+    sample = sampler.compute(CID, 'n1', TS, after, before, 10)
+    assert sample['interval_s'] == 10.0
+    assert sample['reads_per_s'] == pytest.approx(50.0)
+    assert sample['writes_per_s'] == pytest.approx(20.0)
+    assert sample['read_p50_ms'] == pytest.approx(0.642)
+    assert sample['read_p99_ms'] == pytest.approx(0.642)
+    assert sample['write_p99_ms'] is None       # no writes timed in window
+    assert sample['read_bytes_mean'] == pytest.approx((924 + 1109) / 2)
+
+
+def test_counter_reset_gives_no_rates():
+    sample = sampler.compute(CID, 'n1', TS, reading(20, 5, 5),
+                             reading(10, 100, 100), 10)
+    assert sample['up'] is True and sample['reads_per_s'] is None
+
+
+def test_cql_fallback_has_rates_but_no_latency():
+    sample = sampler.compute(
+        CID, 'n1', TS,
+        readings.Reading(mono=20, source='cql', reads=300, writes=100),
+        readings.Reading(mono=10, source='cql', reads=100, writes=0), 10)
+    assert sample['reads_per_s'] == 20 and sample['writes_per_s'] == 10
+    assert sample['read_p99_ms'] is None
+
+
+def test_cluster_total():
+    a = dict(up=True, reads_per_s=10.0, writes_per_s=1.0)
+    b = dict(up=False, reads_per_s=None, writes_per_s=None)
+    c = dict(up=True, reads_per_s=None, writes_per_s=None)
+    assert sampler.cluster_total([a, b, c]) == {
+        'reads_per_s': 10.0, 'writes_per_s': 1.0, 'nodes_up': 2,
+        'nodes_total': 3}
