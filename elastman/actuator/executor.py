@@ -143,8 +143,11 @@ class ActionExecutor:
                                            bool(n.get('seed')))
                      for n in nodes]
             policy = _policy_for_removal(cluster)
-            remove = decision_mod.choose_nodes_to_remove(policy, infos, {},
-                                                         -delta)
+            remove: list[str] = []
+            for flavor_name in sorted({n.flavor for n in infos}):
+                remove += decision_mod.choose_nodes_to_remove(
+                    policy, [n for n in infos if n.node_id not in remove],
+                    {}, flavor_name, -delta - len(remove))
             if len(remove) < -delta:
                 raise exception.ElastmanException(
                     'cannot remove %d nodes without removing the last seed'

@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any, Iterator
 
 from cassandra import query
@@ -31,8 +32,7 @@ class Repository:
     def _statement(self, cql: str) -> query.PreparedStatement:
         stmt = self._prepared.get(cql)
         if stmt is None:
-            # Protocol v5 carries the keyspace per statement: no USE needed.
-            stmt = self._session.prepare(cql, keyspace=self._keyspace)
+            stmt = self._session.prepare(_qualify(cql, self._keyspace))
             self._prepared[cql] = stmt
         return stmt
 
@@ -63,6 +63,17 @@ class Repository:
         nxt = result.paging_state
         return Page(rows, base64.urlsafe_b64encode(nxt).decode()
                     if nxt else None)
+
+
+_TABLE_REF = re.compile(r'\b(FROM|INTO|UPDATE)\s+([A-Za-z_][A-Za-z0-9_]*)\b(?!\.)')
+
+
+def _qualify(cql: str, keyspace: str) -> str:
+    """Name the keyspace in every table reference: a session without a
+    current keyspace (no USE) is what Cassandra recommends for prepared
+    statements."""
+    return _TABLE_REF.sub(lambda m: '%s %s.%s' % (m.group(1), keyspace,
+                                                  m.group(2)), cql)
 
 
 def _decode_marker(marker: str) -> bytes:

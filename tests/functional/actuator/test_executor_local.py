@@ -94,8 +94,9 @@ def test_grow_crash_and_shrink(conf, store, cloud, config_file, tmp_path):
     crashed = subprocess.run([sys.executable, '-c', script, '--config-file',
                               config], capture_output=True, text=True,
                              timeout=300)
-    assert crashed.returncode == 137, crashed.stderr[-2000:]
     journal = store.actions.get(cluster['id'], action['id'])
+    assert crashed.returncode == 137, (journal['reason'],
+                                       crashed.stdout[-2000:])
     assert journal['step'] == 'decommissioning'
     assert journal['state'] == 'RUNNING'
 

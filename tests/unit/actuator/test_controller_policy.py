@@ -1,0 +1,33 @@
+"""The API's stored policy as the decision's ScalingPolicy."""
+import pytest
+
+from elastman.actuator import controller
+from elastman.actuator import policy as policy_mod
+
+
+def test_api_policy_maps_onto_scaling_policy():
+    cluster = {'spec': {'flavor': 'm1.small'},
+               'policy': {'slo_metric': 'read_p99_ms', 'slo_threshold_ms': 20,
+                          'min_size': 3, 'max_size': 12, 'alpha': 2,
+                          'beta': 0.5, 'control_period_s': 120,
+                          'cooldown_s': 60, 'flavors': ['m1.small',
+                                                        'm1.large'],
+                          'dry_run': True, 'model': {'svm_c': 2.0}}}
+    policy = controller.scaling_policy(cluster)
+    assert policy.slo_threshold_ms == 20
+    assert (policy.min_size, policy.max_size) == (3, 12)
+    assert policy.alpha == 2 and policy.dry_run
+    assert policy.flavor_costs == {'m1.small': 1.0, 'm1.large': 1.0}
+    assert policy.default_flavor == 'm1.small'
+    assert policy.replication_factor == 3 and policy.floor == 3
+
+
+def test_small_clusters_get_a_small_replication_floor():
+    policy = controller.scaling_policy({'policy': {'min_size': 1,
+                                                   'max_size': 3}})
+    assert policy.floor == 1
+
+
+def test_invalid_policy_is_refused():
+    with pytest.raises(policy_mod.InvalidPolicy):
+        controller.scaling_policy({'policy': {'min_size': 5, 'max_size': 2}})
