@@ -39,6 +39,17 @@ class JmxBridge:
         self._pending: dict[str, concurrent.futures.Future] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._ready = threading.Event()
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start the JVM now and wait until it has compiled and answers
+        (the first start compiles the bridge source: seconds on a busy
+        host, which must not count against a node's JMX timeout)."""
+        with self._lock:
+            self._ensure()
+        if not self._ready.wait(timeout):
+            raise JmxError(where='bridge', reason='not ready after %ss'
+                           % timeout)
 
     def _ensure(self) -> subprocess.Popen:
         if self._proc is not None and self._proc.poll() is None:
@@ -50,6 +61,7 @@ class JmxBridge:
                 '-Dsun.rmi.transport.connectionTimeout=%d' % ms,
                 '-Dsun.rmi.transport.proxy.connectTimeout=%d' % ms,
                 BRIDGE_SOURCE]
+        self._ready.clear()
         self._proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, bufsize=1)
@@ -64,6 +76,9 @@ class JmxBridge:
                 answer = json.loads(line)
             except ValueError:
                 LOG.warning('JMX bridge said: %s', line.strip()[:200])
+                continue
+            if answer.get('id') == 'ready':
+                self._ready.set()
                 continue
             with self._lock:
                 future = self._pending.pop(str(answer.get('id')), None)

@@ -68,6 +68,10 @@ class MonitorManager(manager.Manager):
     # lifecycle --------------------------------------------------------------
     def start(self) -> None:
         super().start()
+        try:
+            self.bridge.start()
+        except Exception as exc:   # sampling falls back to CQL meanwhile
+            LOG.warning('JMX bridge unavailable: %s', exc)
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, self.transport, 'monitor.%s' % self.conf.host)

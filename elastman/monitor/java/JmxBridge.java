@@ -41,6 +41,7 @@ public class JmxBridge {
 
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        emit("{\"id\":\"ready\",\"ok\":true,\"result\":[]}");
         String line;
         while ((line = in.readLine()) != null) {
             final String request = line;
