@@ -92,7 +92,8 @@ class PredictorManager(manager.Manager):
         window = self.conf.predictor.history_window
         since = datetime.datetime.fromtimestamp(now - window * period,
                                                 datetime.timezone.utc)
-        rows = self.store.samples.cluster_workload(cluster['id'], since)
+        rows = [r for r in self.store.samples.cluster_workload(
+            cluster['id'], since) if _epoch(r['ts']) <= now]
         if not rows:
             return {}
         stamps = [_epoch(r['ts']) for r in rows]
