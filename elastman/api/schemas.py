@@ -107,19 +107,31 @@ CLUSTER_SCALE = {
 }
 
 
-def validate(schema: dict, body) -> None:
-    """Raise a 400 APIError naming the first violation."""
+def _coerce(schema: dict, value):
+    """Integral floats (JSON ``3.0``) where the schema says integer."""
+    if schema.get('type') == 'integer' and isinstance(value, float):
+        return int(value)
+    if isinstance(value, dict):
+        props = schema.get('properties', {})
+        return {k: _coerce(props.get(k, {}), v) for k, v in value.items()}
+    return value
+
+
+def validate(schema: dict, body):
+    """Raise a 400 APIError naming the first violation; else return the
+    body with integers as ints."""
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
         where = '/'.join(str(p) for p in error.absolute_path) or 'body'
         raise errors.bad_request('invalid request body at %s: %s'
                                  % (where, error.message))
+    return _coerce(schema, body)
 
 
 def normalize_policy(body: dict) -> dict:
     """Validate a scaling policy and fill in the defaults."""
-    validate(POLICY, body)
+    body = validate(POLICY, body)
     policy = dict(POLICY_DEFAULTS)
     policy.update(body)
     if policy['min_size'] > policy['max_size']:

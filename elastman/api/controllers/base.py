@@ -1,6 +1,8 @@
 """What every controller needs: the store, policy, paging, the cluster."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import uuid
@@ -12,7 +14,20 @@ from elastman.common import exception
 
 MAX_BODY = 64 * 1024
 DEFAULT_LIMIT = 100
-_MARKER = re.compile(r'^[A-Za-z0-9_\-]{4,4096}={0,2}$')
+_MARKER = re.compile(r'^([A-Za-z0-9_\-]{4,4096}={0,2})\.([0-9a-f]{32})$')
+# Markers carry a digest of the store's paging state: Cassandra drops the
+# connection on a malformed paging state, so only markers this API issued
+# may reach it.
+_MARKER_KEY = b'elastman-api-marker-v1'
+
+
+def _digest(state: str) -> str:
+    return hmac.new(_MARKER_KEY, state.encode(), hashlib.sha256
+                    ).hexdigest()[:32]
+
+
+def sign_marker(state: str | None) -> str | None:
+    return None if state is None else '%s.%s' % (state, _digest(state))
 
 
 class Controller:
@@ -56,15 +71,21 @@ class Controller:
                 raise errors.bad_request('limit must be at least 1')
             limit = min(limit, max_limit)
         marker = req.GET.get('marker') or None
-        if marker is not None and not _MARKER.match(marker):
-            raise errors.bad_request('invalid page marker')
+        if marker is not None:
+            match = _MARKER.match(marker)
+            if not match or not hmac.compare_digest(
+                    _digest(match.group(1)), match.group(2)):
+                raise errors.bad_request('invalid page marker')
+            marker = match.group(1)
         return limit, marker
 
     @staticmethod
     def page(fetch):
         """Run a paged store query; a bad marker is a 400."""
         try:
-            return fetch()
+            page = fetch()
+            page.next_marker = sign_marker(page.next_marker)
+            return page
         except exception.NotFound:
             raise
         except exception.ElastmanException as exc:

@@ -51,7 +51,7 @@ class ClusterController(base.Controller):
 
     def create(self, req, ctx):
         body = self.body(req)
-        schemas.validate(schemas.CLUSTER_CREATE, body)
+        body = schemas.validate(schemas.CLUSTER_CREATE, body)
         self.enforcer.check(ctx, RULE % 'create',
                             {'project_id': ctx.project_id})
         policy = (schemas.normalize_policy(body['policy'])
@@ -90,7 +90,7 @@ class ClusterController(base.Controller):
 
     def update(self, req, ctx, cluster_id):
         body = self.body(req)
-        schemas.validate(schemas.CLUSTER_UPDATE, body)
+        body = schemas.validate(schemas.CLUSTER_UPDATE, body)
         row = self.cluster(ctx, cluster_id, RULE % 'update')
         row = self.store.clusters.update(row['id'], **body)
         nodes = self.store.nodes.list(row['id'])
@@ -117,7 +117,7 @@ class ClusterController(base.Controller):
 
     def scale(self, req, ctx, cluster_id):
         body = self.body(req)
-        schemas.validate(schemas.CLUSTER_SCALE, body)
+        body = schemas.validate(schemas.CLUSTER_SCALE, body)
         row = self.cluster(ctx, cluster_id, RULE % 'scale')
         if row['state'] not in ('ACTIVE', 'ERROR'):
             raise errors.APIError(409, 'cluster %s is %s' % (cluster_id,
