@@ -126,7 +126,8 @@ def add_command_parsers(subparsers) -> None:
 
 
 # Offline tools that bring their own sub-command (module.add_subparser).
-_TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer')
+_TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer',
+                 'elastman.evaluation.live')
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',

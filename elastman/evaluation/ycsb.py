@@ -207,8 +207,9 @@ def classpath(target: Target) -> str:
 
 def properties(target: Target, phase: Phase) -> dict[str, str]:
     """The YCSB properties of one phase."""
-    scan = max(0.0, 1.0 - phase.read_proportion - phase.update_proportion -
-               phase.insert_proportion)
+    scan = max(0.0, round(1.0 - phase.read_proportion -
+                          phase.update_proportion -
+                          phase.insert_proportion, 6))
     return {
         'workload': 'site.ycsb.workloads.CoreWorkload',
         'table': target.table,
