@@ -1,0 +1,24 @@
+"""Fake virt driver whose host size comes from [fake_host] (lab use only).
+
+Nova imports compute_driver as "nova.virt.<value>", so lab.sh copies this file
+into the lab virtualenv's nova/virt/ and sets
+compute_driver = novalab_fake.ConfigurableFakeDriver. Based on
+FakeDriverWithoutFakeNodes: the node uuid is kept in <state_path>/compute_id,
+so a nova-compute can be restarted.
+"""
+from oslo_config import cfg
+
+from nova.virt import fake
+
+CONF = cfg.CONF
+CONF.register_opts([cfg.IntOpt('vcpus', default=2),
+                    cfg.IntOpt('memory_mb', default=2048),
+                    cfg.IntOpt('local_gb', default=20)], group='fake_host')
+
+
+class ConfigurableFakeDriver(fake.FakeDriverWithoutFakeNodes):
+    def __init__(self, virtapi, read_only=False):
+        self.vcpus = CONF.fake_host.vcpus
+        self.memory_mb = CONF.fake_host.memory_mb
+        self.local_gb = CONF.fake_host.local_gb
+        super().__init__(virtapi, read_only)

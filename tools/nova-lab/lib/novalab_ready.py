@@ -1,0 +1,96 @@
+"""Wait for the lab's services, then seed it with an image and flavours.
+
+Run by lab.sh with the lab's virtualenv (standard library only):
+  python novalab_ready.py --nova URL --glance URL --placement URL \
+      --neutron URL --since ISO8601 --computes "compute1 compute2" \
+      --timeout 180 --flavor name:vcpus:ram_mb:disk_gb ...
+"""
+import argparse
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+IMAGE_ID = '11111111-2222-3333-4444-555555555555'
+HEADERS = {'X-Auth-Token': 'admin:admin',
+           'X-OpenStack-Nova-API-Version': '2.95',
+           'Content-Type': 'application/json'}
+
+
+def call(method, url, body=None, data=None, headers=None):
+    if body is not None:
+        data = json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers=dict(HEADERS, **(headers or {})))
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        raw = resp.read()
+        return json.loads(raw) if raw else None
+
+
+def until(what, predicate, deadline):
+    while True:
+        try:
+            if predicate():
+                return
+        except (OSError, urllib.error.URLError, ValueError, KeyError):
+            pass
+        if time.monotonic() > deadline:
+            sys.exit('nova-lab: timed out waiting for %s' % what)
+        time.sleep(0.3)
+
+
+def compute_up(nova, host, since):
+    services = call('GET', '%s/os-services?binary=nova-compute&host=%s'
+                    % (nova, host))['services']
+    return bool(services and services[0]['state'] == 'up'
+                and (services[0]['updated_at'] or '') > since)
+
+
+def seed(nova, glance, flavors):
+    try:
+        call('GET', '%s/v2/images/%s' % (glance, IMAGE_ID))
+    except urllib.error.HTTPError:
+        call('POST', '%s/v2/images' % glance, {
+            'id': IMAGE_ID, 'name': 'fake-image', 'disk_format': 'raw',
+            'container_format': 'bare', 'visibility': 'public'})
+        call('PUT', '%s/v2/images/%s/file' % (glance, IMAGE_ID),
+             data=b'\0' * 1024,
+             headers={'Content-Type': 'application/octet-stream'})
+    existing = {f['name'] for f in call('GET', nova + '/flavors')['flavors']}
+    for spec in flavors:
+        name, vcpus, ram, disk = spec.split(':')
+        if name not in existing:
+            call('POST', nova + '/flavors', {'flavor': {
+                'name': name, 'id': name, 'vcpus': int(vcpus),
+                'ram': int(ram), 'disk': int(disk)}})
+
+
+def main():
+    p = argparse.ArgumentParser()
+    for opt in ('nova', 'glance', 'placement', 'neutron', 'since',
+                'computes'):
+        p.add_argument('--' + opt, required=True)
+    p.add_argument('--timeout', type=float, default=180)
+    p.add_argument('--flavor', action='append', default=[])
+    p.add_argument('--phase', choices=['services', 'computes', 'seed'],
+                   required=True)
+    args = p.parse_args()
+    deadline = time.monotonic() + args.timeout
+    if args.phase == 'services':
+        for name, url in (('placement', args.placement),
+                          ('glance', args.glance + '/versions'),
+                          ('neutron', args.neutron),
+                          ('nova-api', args.nova)):
+            until(name, lambda u=url: call('GET', u) is not None, deadline)
+    elif args.phase == 'computes':
+        for host in args.computes.split():
+            until('nova-compute on ' + host,
+                  lambda h=host: compute_up(args.nova, h, args.since),
+                  deadline)
+    else:
+        seed(args.nova, args.glance, args.flavor)
+
+
+if __name__ == '__main__':
+    main()
