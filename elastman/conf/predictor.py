@@ -1,54 +1,105 @@
 """[predictor] options of elastman-predictor."""
+
 from oslo_config import cfg
 
-predictor_group = cfg.OptGroup('predictor', title='Workload predictor',
-                               help='Forecasting of cluster workload.')
+predictor_group = cfg.OptGroup(
+    'predictor',
+    title='Workload predictor',
+    help='Forecasting of cluster workload.',
+)
 
-FORECASTERS = ['regression_tree', 'arima_100', 'arima_110', 'arima_011',
-               'arima_200', 'arima_010', 'holt_winters']
+FORECASTERS = [
+    'regression_tree',
+    'arima_100',
+    'arima_110',
+    'arima_011',
+    'arima_200',
+    'arima_010',
+    'holt_winters',
+]
 
 predictor_opts = [
-    cfg.IntOpt('period', default=60, min=1,
-               help='Seconds between two forecasting rounds.  The history of '
-                    'each series is sampled at this interval, so it is also '
-                    'the length of one forecast step.'),
-    cfg.ListOpt('forecasters', default=FORECASTERS,
-                help='Forecaster plug-ins (entry points of the '
-                     'elastman.forecasters namespace) in the ensemble, in '
-                     'tie-break order.'),
-    cfg.StrOpt('selection', default='majority', choices=['majority', 'average'],
-               help='How the ensemble answers: "majority" returns the forecast '
-                    'of the forecaster with the highest weight (weighted '
-                    'majority); "average" returns the weight-averaged forecast '
-                    'of all forecasters.'),
-    cfg.FloatOpt('tolerance', default=0.05, min=0.0,
-                 help='Relative error (|predicted - actual| / actual) above '
-                      'which a forecaster is penalised.'),
-    cfg.FloatOpt('penalty', default=0.3, min=0.0, max=0.999999,
-                 help='Factor m (0 <= m < 1) by which the weight of a '
-                      'forecaster that missed by more than the tolerance is '
-                      'multiplied.'),
-    cfg.FloatOpt('weight_floor', default=0.05, min=0.0, max=1.0,
-                 help='Smallest weight a forecaster keeps, relative to the '
-                      'heaviest one after renormalisation, so it can be chosen '
-                      'again soon after the workload changes shape.'),
-    cfg.IntOpt('history_window', default=4032, min=10,
-               help='Points of history kept per cluster and metric (a sliding '
-                    'window: the cost of a round does not grow with the age of '
-                    'the cluster).  Two weeks at a 5-minute period.'),
-    cfg.IntOpt('horizon', default=10, min=1,
-               help='Default number of steps forecast each round.  It should '
-                    'cover the time a new node needs to join (boot, bootstrap '
-                    'and cleanup); the actuator may ask for more.'),
-    cfg.IntOpt('refit_interval', default=10, min=1,
-               help='Rounds between two full re-estimations of a forecaster\'s '
-                    'parameters; in between it only re-filters the new '
-                    'window with the parameters it has.'),
-    cfg.ListOpt('seasonal_periods', item_type=cfg.types.Integer(min=1),
-                default=[86400, 604800],
-                help='Season lengths in seconds (daily, weekly) seasonal '
-                     'forecasters look for; a season is used once the history '
-                     'holds two full cycles of it.'),
+    cfg.IntOpt(
+        'period',
+        default=60,
+        min=1,
+        help='Seconds between two forecasting rounds.  The history of '
+        'each series is sampled at this interval, so it is also '
+        'the length of one forecast step.',
+    ),
+    cfg.ListOpt(
+        'forecasters',
+        default=FORECASTERS,
+        help='Forecaster plug-ins (entry points of the '
+        'elastman.forecasters namespace) in the ensemble, in '
+        'tie-break order.',
+    ),
+    cfg.StrOpt(
+        'selection',
+        default='majority',
+        choices=['majority', 'average'],
+        help='How the ensemble answers: "majority" returns the forecast '
+        'of the forecaster with the highest weight (weighted '
+        'majority); "average" returns the weight-averaged forecast '
+        'of all forecasters.',
+    ),
+    cfg.FloatOpt(
+        'tolerance',
+        default=0.05,
+        min=0.0,
+        help='Relative error (|predicted - actual| / actual) above '
+        'which a forecaster is penalised.',
+    ),
+    cfg.FloatOpt(
+        'penalty',
+        default=0.3,
+        min=0.0,
+        max=0.999999,
+        help='Factor m (0 <= m < 1) by which the weight of a '
+        'forecaster that missed by more than the tolerance is '
+        'multiplied.',
+    ),
+    cfg.FloatOpt(
+        'weight_floor',
+        default=0.05,
+        min=0.0,
+        max=1.0,
+        help='Smallest weight a forecaster keeps, relative to the '
+        'heaviest one after renormalisation, so it can be chosen '
+        'again soon after the workload changes shape.',
+    ),
+    cfg.IntOpt(
+        'history_window',
+        default=4032,
+        min=10,
+        help='Points of history kept per cluster and metric (a sliding '
+        'window: the cost of a round does not grow with the age of '
+        'the cluster).  Two weeks at a 5-minute period.',
+    ),
+    cfg.IntOpt(
+        'horizon',
+        default=10,
+        min=1,
+        help='Default number of steps forecast each round.  It should '
+        'cover the time a new node needs to join (boot, bootstrap '
+        'and cleanup); the actuator may ask for more.',
+    ),
+    cfg.IntOpt(
+        'refit_interval',
+        default=10,
+        min=1,
+        help='Rounds between two full re-estimations of a forecaster\'s '
+        'parameters; in between it only re-filters the new '
+        'window with the parameters it has.',
+    ),
+    cfg.ListOpt(
+        'seasonal_periods',
+        item_type=cfg.types.Integer(min=1),
+        default=[86400, 604800],
+        help='Season lengths in seconds (daily, weekly) seasonal '
+        'forecasters look for; a season is used once the history '
+        'holds two full cycles of it.',
+    ),
 ]
 
 

@@ -1,4 +1,4 @@
-"""Weighted-majority selection over the forecaster plug-ins, per cluster and metric.
+"""Weighted-majority selection over the forecasters, per cluster and metric.
 
 Each series (one cluster, one metric) owns one instance of every enabled
 forecaster and a :class:`WeightedMajority` selector.  A round:
@@ -13,10 +13,20 @@ forecaster and a :class:`WeightedMajority` selector.  A round:
 3. ``majority`` mode returns the forecast of the heaviest forecaster (ties go
    to the lowest recent error), ``average`` mode the weight-averaged forecast.
 """
+
 import dataclasses
 import threading
 import zlib
-from typing import Any, Dict, Hashable, Iterable, List, Mapping, Optional, Sequence
+from typing import (
+    Any,
+    Dict,
+    Hashable,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+)
 
 import numpy as np
 from oslo_log import log as logging
@@ -41,11 +51,18 @@ class WeightedMajority:
     :param tolerance: relative error above which a forecast is a miss.
     :param penalty: factor ``m`` (0 <= m < 1) applied to a missing forecaster.
     :param floor: smallest weight relative to the heaviest one.
-    :param smoothing: factor of the exponential average of relative errors (tie-break).
+    :param smoothing: factor of the exponential average of relative errors
+        (the tie-break).
     """
 
-    def __init__(self, names: Sequence[str], tolerance: float = 0.05, penalty: float = 0.3,
-                 floor: float = 0.05, smoothing: float = 0.1) -> None:
+    def __init__(
+        self,
+        names: Sequence[str],
+        tolerance: float = 0.05,
+        penalty: float = 0.3,
+        floor: float = 0.05,
+        smoothing: float = 0.1,
+    ) -> None:
         if not 0.0 <= penalty < 1.0:
             raise ValueError('penalty must be in [0, 1)')
         if tolerance < 0:
@@ -63,16 +80,21 @@ class WeightedMajority:
     def relative_error(predicted: float, actual: float) -> float:
         return abs(predicted - actual) / max(abs(actual), 1e-9)
 
-    def penalise(self, actual: float, predictions: Mapping[str, float]) -> List[str]:
-        """Score last round's one-step ``predictions`` against ``actual``; return who missed."""
+    def penalise(
+        self, actual: float, predictions: Mapping[str, float]
+    ) -> List[str]:
+        """Score last round's one-step ``predictions``; return who missed."""
         missed = []
         for name, pred in predictions.items():
             if name not in self.weights:
                 continue
             err = self.relative_error(float(pred), float(actual))
             old = self.errors.get(name)
-            self.errors[name] = err if old is None else (
-                (1 - self.smoothing) * old + self.smoothing * err)
+            self.errors[name] = (
+                err
+                if old is None
+                else ((1 - self.smoothing) * old + self.smoothing * err)
+            )
             if err > self.tolerance:
                 self.weights[name] *= self.penalty
                 missed.append(name)
@@ -89,13 +111,21 @@ class WeightedMajority:
             self.weights[n] = max(w / top, self.floor)
 
     def ranking(self, available: Iterable[str]) -> List[str]:
-        """``available`` names, best first: heaviest, then lowest recent error, then order."""
+        """``available`` names, best first.
+
+        Heaviest first, then lowest recent error, then configured order.
+        """
         order = {n: i for i, n in enumerate(self.names)}
 
         def key(n: str) -> tuple:
             w = self.weights.get(n, self.floor)
             err = self.errors.get(n)
-            return (-round(w, 12), float('inf') if err is None else err, order.get(n, len(order)))
+            return (
+                -round(w, 12),
+                float('inf') if err is None else err,
+                order.get(n, len(order)),
+            )
+
         return sorted(available, key=key)
 
     def choose(self, available: Iterable[str]) -> Optional[str]:
@@ -106,22 +136,46 @@ class WeightedMajority:
         """Weight-averaged forecast of the given forecasters."""
         names = list(predictions)
         w = np.array([self.weights.get(n, self.floor) for n in names])
-        stack = np.vstack([np.asarray(predictions[n], dtype=float) for n in names])
+        stack = np.vstack(
+            [np.asarray(predictions[n], dtype=float) for n in names]
+        )
         return (w[:, None] * stack).sum(axis=0) / w.sum()
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'names': list(self.names), 'tolerance': self.tolerance, 'penalty': self.penalty,
-                'floor': self.floor, 'smoothing': self.smoothing, 'rounds': self.rounds,
-                'weights': dict(self.weights), 'errors': dict(self.errors)}
+        return {
+            'names': list(self.names),
+            'tolerance': self.tolerance,
+            'penalty': self.penalty,
+            'floor': self.floor,
+            'smoothing': self.smoothing,
+            'rounds': self.rounds,
+            'weights': dict(self.weights),
+            'errors': dict(self.errors),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> 'WeightedMajority':
-        self = cls(data['names'], data.get('tolerance', 0.05), data.get('penalty', 0.3),
-                   data.get('floor', 0.05), data.get('smoothing', 0.1))
-        self.weights.update({k: float(v) for k, v in data.get('weights', {}).items()
-                             if k in self.weights})
-        self.errors.update({k: (None if v is None else float(v))
-                            for k, v in data.get('errors', {}).items() if k in self.errors})
+        self = cls(
+            data['names'],
+            data.get('tolerance', 0.05),
+            data.get('penalty', 0.3),
+            data.get('floor', 0.05),
+            data.get('smoothing', 0.1),
+        )
+        self.weights.update(
+            {
+                k: float(v)
+                for k, v in data.get('weights', {}).items()
+                if k in self.weights
+            }
+        )
+        self.errors.update(
+            {
+                k: (None if v is None else float(v))
+                for k, v in data.get('errors', {}).items()
+                if k in self.errors
+            }
+        )
         self.rounds = int(data.get('rounds', 0))
         return self
 
@@ -140,7 +194,7 @@ class Forecast:
 
     @property
     def value(self) -> Optional[float]:
-        """The next-step forecast (``None`` when there was no history at all)."""
+        """The next-step forecast (``None`` without any history)."""
         return self.values[0] if self.values else None
 
     def to_dict(self) -> Dict[str, Any]:
@@ -150,8 +204,12 @@ class Forecast:
 class SeriesPredictor:
     """Forecaster instances, selector and pending forecasts of one series."""
 
-    def __init__(self, classes: Mapping[str, type], selector: WeightedMajority,
-                 forecaster_kwargs: Optional[Mapping[str, Any]] = None) -> None:
+    def __init__(
+        self,
+        classes: Mapping[str, type],
+        selector: WeightedMajority,
+        forecaster_kwargs: Optional[Mapping[str, Any]] = None,
+    ) -> None:
         kwargs = dict(forecaster_kwargs or {})
         self.selector = selector
         self.forecasters = {n: cls(**kwargs) for n, cls in classes.items()}
@@ -161,16 +219,27 @@ class SeriesPredictor:
     def _score(self, history: np.ndarray, advanced: int) -> List[str]:
         if advanced < 1 or not self.pending or history.size == 0:
             return []
-        due = {n: p[advanced - 1] for n, p in self.pending.items() if len(p) >= advanced}
+        due = {
+            n: p[advanced - 1]
+            for n, p in self.pending.items()
+            if len(p) >= advanced
+        }
         return self.selector.penalise(float(history[-1]), due) if due else []
 
-    def _run(self, name: str, fc: Any, history: np.ndarray, horizon: int) -> np.ndarray:
+    def _run(
+        self, name: str, fc: Any, history: np.ndarray, horizon: int
+    ) -> np.ndarray:
         fc.update(history)
         return fc.predict(horizon)
 
-    def step(self, history: Sequence[Optional[float]], horizon: int = 1, mode: str = 'majority',
-             advanced: int = 1) -> Forecast:
-        """Score last round, update every forecaster, return this round's forecast."""
+    def step(
+        self,
+        history: Sequence[Optional[float]],
+        horizon: int = 1,
+        mode: str = 'majority',
+        advanced: int = 1,
+    ) -> Forecast:
+        """Score last round, update every forecaster, forecast this round."""
         y = history_mod.clean(history)
         missed = self._score(y, advanced)
         preds: Dict[str, np.ndarray] = {}
@@ -181,7 +250,9 @@ class SeriesPredictor:
                 self._failing.discard(name)
             except NotEnoughHistory as exc:
                 failed[name] = str(exc)
-            except Exception as exc:  # a broken forecaster never breaks the round
+            except (
+                Exception
+            ) as exc:  # a broken forecaster never breaks the round
                 failed[name] = '%s: %s' % (type(exc).__name__, exc)
                 log = LOG.debug if name in self._failing else LOG.warning
                 log('Forecaster %s skipped this round: %s', name, failed[name])
@@ -189,7 +260,9 @@ class SeriesPredictor:
         self.pending = {n: [float(v) for v in p] for n, p in preds.items()}
         if preds:
             if mode == 'average':
-                values, chosen = self.selector.average(preds), self.selector.choose(preds)
+                values, chosen = self.selector.average(
+                    preds
+                ), self.selector.choose(preds)
             else:
                 chosen = self.selector.choose(preds)
                 values = preds[chosen]
@@ -197,13 +270,21 @@ class SeriesPredictor:
             values, chosen = np.full(horizon, float(y[-1])), FALLBACK
         else:
             values, chosen = np.empty(0), None
-        return Forecast(values=[float(v) for v in values], chosen=chosen, mode=mode,
-                        weights=dict(self.selector.weights),
-                        predictions={n: [float(v) for v in p] for n, p in preds.items()},
-                        failed=failed, missed=missed)
+        return Forecast(
+            values=[float(v) for v in values],
+            chosen=chosen,
+            mode=mode,
+            weights=dict(self.selector.weights),
+            predictions={n: [float(v) for v in p] for n, p in preds.items()},
+            failed=failed,
+            missed=missed,
+        )
 
     def to_dict(self) -> Dict[str, Any]:
-        return {'selector': self.selector.to_dict(), 'pending': dict(self.pending)}
+        return {
+            'selector': self.selector.to_dict(),
+            'pending': dict(self.pending),
+        }
 
     def load(self, data: Mapping[str, Any]) -> None:
         sel = WeightedMajority.from_dict(data['selector'])
@@ -213,44 +294,75 @@ class SeriesPredictor:
                 self.selector.weights[n] = sel.weights[n]
                 self.selector.errors[n] = sel.errors[n]
         self.selector.rounds = sel.rounds
-        self.pending = {n: list(p) for n, p in data.get('pending', {}).items()
-                        if n in self.forecasters}
+        self.pending = {
+            n: list(p)
+            for n, p in data.get('pending', {}).items()
+            if n in self.forecasters
+        }
 
 
-def load_forecaster_classes(names: Optional[Sequence[str]] = None) -> Dict[str, type]:
-    """Forecaster plug-in classes from the ``elastman.forecasters`` namespace."""
+def load_forecaster_classes(
+    names: Optional[Sequence[str]] = None,
+) -> Dict[str, type]:
+    """Forecaster classes from the ``elastman.forecasters`` namespace."""
+
     def _failed(manager: Any, ep: Any, exc: Exception) -> None:
         LOG.error('Cannot load forecaster %s: %s', ep.name, exc)
 
     if names:
-        mgr = named.NamedExtensionManager(NAMESPACE, names=list(names), invoke_on_load=False,
-                                          name_order=True, on_load_failure_callback=_failed)
+        mgr = named.NamedExtensionManager(
+            NAMESPACE,
+            names=list(names),
+            invoke_on_load=False,
+            name_order=True,
+            on_load_failure_callback=_failed,
+        )
     else:
-        mgr = extension.ExtensionManager(NAMESPACE, invoke_on_load=False,
-                                         on_load_failure_callback=_failed)
+        mgr = extension.ExtensionManager(
+            NAMESPACE, invoke_on_load=False, on_load_failure_callback=_failed
+        )
     classes = {ext.name: ext.plugin for ext in mgr}
     missing = set(names or ()) - set(classes)
     if missing:
-        LOG.warning('Unknown forecasters ignored: %s', ', '.join(sorted(missing)))
+        LOG.warning(
+            'Unknown forecasters ignored: %s', ', '.join(sorted(missing))
+        )
     return classes
 
 
 class Ensemble:
-    """Forecasts many series; one :class:`SeriesPredictor` per key (cluster id, metric).
+    """Forecasts many series: a :class:`SeriesPredictor` per key.
+
+    A key is e.g. ``(cluster id, metric)``.
 
     The selector state of a key is :meth:`state` / :meth:`load_state`; the
     forecasters themselves are rebuilt from the history after a restart.
     """
 
-    def __init__(self, names: Optional[Sequence[str]] = None, tolerance: float = 0.05,
-                 penalty: float = 0.3, mode: str = 'majority', horizon: int = 1,
-                 seasonal_periods: Sequence[int] = (), refit_interval: int = 10,
-                 weight_floor: float = 0.05,
-                 classes: Optional[Mapping[str, type]] = None) -> None:
+    def __init__(
+        self,
+        names: Optional[Sequence[str]] = None,
+        tolerance: float = 0.05,
+        penalty: float = 0.3,
+        mode: str = 'majority',
+        horizon: int = 1,
+        seasonal_periods: Sequence[int] = (),
+        refit_interval: int = 10,
+        weight_floor: float = 0.05,
+        classes: Optional[Mapping[str, type]] = None,
+    ) -> None:
         if mode not in MODES:
             raise ValueError('mode must be one of %s' % (MODES,))
-        self.classes = dict(classes) if classes is not None else load_forecaster_classes(names)
-        self.tolerance, self.penalty, self.floor = tolerance, penalty, weight_floor
+        self.classes = (
+            dict(classes)
+            if classes is not None
+            else load_forecaster_classes(names)
+        )
+        self.tolerance, self.penalty, self.floor = (
+            tolerance,
+            penalty,
+            weight_floor,
+        )
         self.mode, self.horizon = mode, max(1, int(horizon))
         self.seasonal_periods = tuple(seasonal_periods)
         self.refit_interval = max(1, int(refit_interval))
@@ -262,10 +374,21 @@ class Ensemble:
         """Build from the ``[predictor]`` option group."""
         p = conf.predictor
         period = float(p.period)
-        seasons = [int(round(s / period)) for s in p.seasonal_periods if s >= 2 * period]
-        return cls(names=p.forecasters, tolerance=p.tolerance, penalty=p.penalty,
-                   mode=p.selection, horizon=p.horizon, seasonal_periods=seasons,
-                   refit_interval=p.refit_interval, weight_floor=p.weight_floor)
+        seasons = [
+            int(round(s / period))
+            for s in p.seasonal_periods
+            if s >= 2 * period
+        ]
+        return cls(
+            names=p.forecasters,
+            tolerance=p.tolerance,
+            penalty=p.penalty,
+            mode=p.selection,
+            horizon=p.horizon,
+            seasonal_periods=seasons,
+            refit_interval=p.refit_interval,
+            weight_floor=p.weight_floor,
+        )
 
     @property
     def names(self) -> List[str]:
@@ -278,16 +401,27 @@ class Ensemble:
                 offset = zlib.crc32(repr(key).encode()) % self.refit_interval
                 sp = SeriesPredictor(
                     self.classes,
-                    WeightedMajority(self.names, self.tolerance, self.penalty, self.floor),
-                    {'refit_interval': self.refit_interval, 'refit_offset': offset,
-                     'seasonal_periods': self.seasonal_periods})
+                    WeightedMajority(
+                        self.names, self.tolerance, self.penalty, self.floor
+                    ),
+                    {
+                        'refit_interval': self.refit_interval,
+                        'refit_offset': offset,
+                        'seasonal_periods': self.seasonal_periods,
+                    },
+                )
                 self._series[key] = sp
             return sp
 
-    def predict(self, key: Hashable, history: Sequence[Optional[float]],
-                horizon: Optional[int] = None, advanced: int = 1,
-                mode: Optional[str] = None) -> Forecast:
-        """Forecast ``horizon`` steps of series ``key`` from its ``history`` window.
+    def predict(
+        self,
+        key: Hashable,
+        history: Sequence[Optional[float]],
+        horizon: Optional[int] = None,
+        advanced: int = 1,
+        mode: Optional[str] = None,
+    ) -> Forecast:
+        """Forecast ``horizon`` steps of series ``key`` from ``history``.
 
         ``advanced`` is how many new points the history holds since the last
         call for this key (0: nothing to score).  Never raises.
@@ -297,20 +431,29 @@ class Ensemble:
         try:
             return self.series(key).step(history, horizon, mode, advanced)
         except Exception:  # the library must never take the worker down
-            LOG.exception('Forecast of %s failed; repeating the last value', key)
+            LOG.exception(
+                'Forecast of %s failed; repeating the last value', key
+            )
             y = history_mod.clean(history)
             values = [float(y[-1])] * horizon if y.size else []
-            return Forecast(values, FALLBACK if values else None, mode, {}, {}, {}, [])
+            return Forecast(
+                values, FALLBACK if values else None, mode, {}, {}, {}, []
+            )
 
     def state(self, key: Hashable) -> Dict[str, Any]:
-        """Serialisable selector state of ``key`` (weights, errors, pending forecasts)."""
+        """Serialisable selector state of ``key``.
+
+        Weights, smoothed errors and last round's pending forecasts.
+        """
         return self.series(key).to_dict()
 
     def load_state(self, key: Hashable, data: Mapping[str, Any]) -> None:
         try:
             self.series(key).load(data)
         except (KeyError, TypeError, ValueError) as exc:
-            LOG.warning('Ignoring bad stored predictor state of %s: %s', key, exc)
+            LOG.warning(
+                'Ignoring bad stored predictor state of %s: %s', key, exc
+            )
 
     def forget(self, key: Hashable) -> None:
         with self._lock:

@@ -11,6 +11,7 @@ Usage: ``python -m elastman.predictor.evaluate TRACE.csv [--plot out.png]``
 a column named ``timestamp``/``time``/``t`` is ignored, every other numeric
 column is a series.
 """
+
 import argparse
 import csv
 import json
@@ -21,16 +22,19 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 
 from elastman.predictor import ensemble as ens
-from elastman.predictor import history as history_mod
 
 TIME_COLUMNS = ('timestamp', 'time', 't', 'ts', 'date', 'minute')
 
 
 def mape(actual: np.ndarray, predicted: np.ndarray) -> float:
-    """Mean absolute percentage error, in percent (zero actuals are skipped)."""
+    """Mean absolute percentage error in percent (zero actuals skipped)."""
     a, p = np.asarray(actual, float), np.asarray(predicted, float)
     ok = np.abs(a) > 1e-12
-    return float(np.mean(np.abs(p[ok] - a[ok]) / np.abs(a[ok])) * 100) if ok.any() else float('nan')
+    return (
+        float(np.mean(np.abs(p[ok] - a[ok]) / np.abs(a[ok])) * 100)
+        if ok.any()
+        else float('nan')
+    )
 
 
 def smape(actual: np.ndarray, predicted: np.ndarray) -> float:
@@ -38,7 +42,11 @@ def smape(actual: np.ndarray, predicted: np.ndarray) -> float:
     a, p = np.asarray(actual, float), np.asarray(predicted, float)
     den = np.abs(a) + np.abs(p)
     ok = den > 1e-12
-    return float(np.mean(2 * np.abs(p[ok] - a[ok]) / den[ok]) * 100) if ok.any() else float('nan')
+    return (
+        float(np.mean(2 * np.abs(p[ok] - a[ok]) / den[ok]) * 100)
+        if ok.any()
+        else float('nan')
+    )
 
 
 def read_trace(path: str) -> Dict[str, np.ndarray]:
@@ -49,6 +57,7 @@ def read_trace(path: str) -> Dict[str, np.ndarray]:
         return {}
     header, body = rows[0], rows[1:]
     out: Dict[str, np.ndarray] = {}
+    # Columns of different lengths: trailing empty cells are not data.
     for i, name in enumerate(header):
         if name.strip().lower() in TIME_COLUMNS:
             continue
@@ -58,15 +67,22 @@ def read_trace(path: str) -> Dict[str, np.ndarray]:
                 vals.append(float(r[i]))
             except (IndexError, ValueError):
                 vals.append(np.nan)
-        if np.isfinite(vals).any():
-            out[name.strip()] = np.asarray(vals)
+        arr = np.asarray(vals)
+        finite = np.flatnonzero(np.isfinite(arr))
+        if finite.size:
+            out[name.strip()] = arr[: finite[-1] + 1]
     return out
 
 
-def evaluate_series(values: Sequence[float], horizon: int = 1, warmup: int = 30,
-                    window: int = 4032, ensemble: Optional[ens.Ensemble] = None,
-                    **ensemble_kwargs: Any) -> Dict[str, Any]:
-    """Replay ``values`` through an ensemble; return errors and the chosen timeline."""
+def evaluate_series(
+    values: Sequence[float],
+    horizon: int = 1,
+    warmup: int = 30,
+    window: int = 4032,
+    ensemble: Optional[ens.Ensemble] = None,
+    **ensemble_kwargs: Any
+) -> Dict[str, Any]:
+    """Replay ``values`` through an ensemble; errors and chosen timeline."""
     e = ensemble or ens.Ensemble(**ensemble_kwargs)
     y = np.asarray(values, dtype=float)
     names = e.names
@@ -86,17 +102,25 @@ def evaluate_series(values: Sequence[float], horizon: int = 1, warmup: int = 30,
         if f.predictions:
             w = np.array([f.weights[k] for k in f.predictions])
             pred['average'][target] = float(
-                np.dot(w, [p[h - 1] for p in f.predictions.values()]) / w.sum())
+                np.dot(w, [p[h - 1] for p in f.predictions.values()]) / w.sum()
+            )
     elapsed = time.perf_counter() - started
     actual = y
     mask = np.isfinite(actual) & (np.arange(n) >= warmup)
     for k in pred:
         mask &= np.isfinite(pred[k])
-    res: Dict[str, Any] = {'points': int(n), 'scored': int(mask.sum()), 'horizon': h,
-                           'seconds': round(elapsed, 3), 'forecasters': {}}
+    res: Dict[str, Any] = {
+        'points': int(n),
+        'scored': int(mask.sum()),
+        'horizon': h,
+        'seconds': round(elapsed, 3),
+        'forecasters': {},
+    }
     for k in pred:
-        entry = {'mape': mape(actual[mask], pred[k][mask]),
-                 'smape': smape(actual[mask], pred[k][mask])}
+        entry = {
+            'mape': mape(actual[mask], pred[k][mask]),
+            'smape': smape(actual[mask], pred[k][mask]),
+        }
         if k in names:
             res['forecasters'][k] = entry
         else:
@@ -106,24 +130,44 @@ def evaluate_series(values: Sequence[float], horizon: int = 1, warmup: int = 30,
         if c is not None and (not timeline or timeline[-1][1] != c):
             timeline.append((t, c))
     res['timeline'] = timeline
-    res['chosen_counts'] = {c: chosen.count(c) for c in sorted({c for c in chosen if c})}
-    res['_series'] = {'actual': actual, 'predicted': pred, 'chosen': chosen, 'mask': mask}
+    res['chosen_counts'] = {
+        c: chosen.count(c) for c in sorted({c for c in chosen if c})
+    }
+    res['_series'] = {
+        'actual': actual,
+        'predicted': pred,
+        'chosen': chosen,
+        'mask': mask,
+    }
     return res
 
 
 def plot(result: Dict[str, Any], path: str, title: str = '') -> None:
-    """Actual vs predicted workload and the chosen forecaster (cf. Figure 3.13)."""
+    """Actual vs predicted, and the chosen forecaster (cf. Figure 3.13)."""
     import matplotlib
+
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
     s = result['_series']
     x = np.arange(s['actual'].size)
-    fig, (ax, ax2) = plt.subplots(2, 1, sharex=True, figsize=(10, 6),
-                                  gridspec_kw={'height_ratios': [3, 1]})
+    fig, (ax, ax2) = plt.subplots(
+        2,
+        1,
+        sharex=True,
+        figsize=(10, 6),
+        gridspec_kw={'height_ratios': [3, 1]},
+    )
     ax.plot(x, s['actual'], label='actual', color='black', linewidth=1.2)
-    ax.plot(x, s['predicted']['majority'], label='predicted (weighted majority, MAPE %.2f%%)'
-            % result['majority']['mape'], color='tab:red', linewidth=1, linestyle='--')
+    ax.plot(
+        x,
+        s['predicted']['majority'],
+        label='predicted (weighted majority, MAPE %.2f%%)'
+        % result['majority']['mape'],
+        color='tab:red',
+        linewidth=1,
+        linestyle='--',
+    )
     ax.set_ylabel('requests/s')
     ax.legend(loc='upper left')
     ax.set_title(title or 'Workload prediction: actual vs predicted')
@@ -131,7 +175,9 @@ def plot(result: Dict[str, Any], path: str, title: str = '') -> None:
     idx = {n: i for i, n in enumerate(names)}
     pts = [(t, idx[c]) for t, c in enumerate(s['chosen']) if c in idx]
     if pts:
-        ax2.scatter([p[0] for p in pts], [p[1] for p in pts], s=4, color='tab:blue')
+        ax2.scatter(
+            [p[0] for p in pts], [p[1] for p in pts], s=4, color='tab:blue'
+        )
     ax2.set_yticks(range(len(names)))
     ax2.set_yticklabels(names, fontsize=7)
     ax2.set_xlabel('time step')
@@ -141,9 +187,14 @@ def plot(result: Dict[str, Any], path: str, title: str = '') -> None:
     plt.close(fig)
 
 
-def run(trace_csv_path: str, columns: Optional[Sequence[str]] = None, horizon: int = 1,
-        warmup: int = 30, plot_path: Optional[str] = None,
-        **ensemble_kwargs: Any) -> Dict[str, Dict[str, Any]]:
+def run(
+    trace_csv_path: str,
+    columns: Optional[Sequence[str]] = None,
+    horizon: int = 1,
+    warmup: int = 30,
+    plot_path: Optional[str] = None,
+    **ensemble_kwargs: Any
+) -> Dict[str, Dict[str, Any]]:
     """Evaluate every series (column) of a CSV trace; results keyed by column.
 
     With ``plot_path`` a PNG is written per column (``out.png``, or
@@ -155,9 +206,15 @@ def run(trace_csv_path: str, columns: Optional[Sequence[str]] = None, horizon: i
     for col in names:
         if col not in trace:
             raise KeyError('no column %r in %s' % (col, trace_csv_path))
-        res = evaluate_series(trace[col], horizon=horizon, warmup=warmup, **ensemble_kwargs)
+        res = evaluate_series(
+            trace[col], horizon=horizon, warmup=warmup, **ensemble_kwargs
+        )
         if plot_path:
-            path = plot_path if len(names) == 1 else plot_path.replace('.png', '') + '-%s.png' % col
+            path = (
+                plot_path
+                if len(names) == 1
+                else plot_path.replace('.png', '') + '-%s.png' % col
+            )
             plot(res, path, title='%s: actual vs predicted' % col)
             res['plot'] = path
         results[col] = res
@@ -165,9 +222,17 @@ def run(trace_csv_path: str, columns: Optional[Sequence[str]] = None, horizon: i
 
 
 def format_result(column: str, res: Dict[str, Any]) -> str:
-    lines = ['== %s: %d points, %d scored, horizon %d, %.1fs'
-             % (column, res['points'], res['scored'], res['horizon'], res['seconds']),
-             '%-18s %9s %9s' % ('forecaster', 'MAPE %', 'sMAPE %')]
+    lines = [
+        '== %s: %d points, %d scored, horizon %d, %.1fs'
+        % (
+            column,
+            res['points'],
+            res['scored'],
+            res['horizon'],
+            res['seconds'],
+        ),
+        '%-18s %9s %9s' % ('forecaster', 'MAPE %', 'sMAPE %'),
+    ]
     rows = sorted(res['forecasters'].items(), key=lambda kv: kv[1]['mape'])
     rows += [('ensemble/' + k, res[k]) for k in ('majority', 'average')]
     for name, e in rows:
@@ -180,38 +245,91 @@ def format_result(column: str, res: Dict[str, Any]) -> str:
 
 
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument('trace', help='CSV trace: header, one numeric column per series')
-    parser.add_argument('--column', action='append', dest='columns',
-                        help='series to evaluate (repeatable; default: all)')
-    parser.add_argument('--horizon', type=int, default=1, help='steps ahead to score')
-    parser.add_argument('--warmup', type=int, default=30, help='points not scored at the start')
-    parser.add_argument('--tolerance', type=float, default=0.05, help='relative miss tolerance')
-    parser.add_argument('--penalty', type=float, default=0.3, help='penalty factor m in [0, 1)')
-    parser.add_argument('--forecasters', help='comma-separated plug-in names (default: all)')
-    parser.add_argument('--seasonal-period', type=int, action='append', default=[],
-                        help='season length in steps (repeatable)')
-    parser.add_argument('--refit-interval', type=int, default=10, help='rounds between refits')
+    parser.add_argument(
+        'trace', help='CSV trace: header, one numeric column per series'
+    )
+    parser.add_argument(
+        '--column',
+        action='append',
+        dest='columns',
+        help='series to evaluate (repeatable; default: all)',
+    )
+    parser.add_argument(
+        '--horizon', type=int, default=1, help='steps ahead to score'
+    )
+    parser.add_argument(
+        '--warmup', type=int, default=30, help='points not scored at the start'
+    )
+    parser.add_argument(
+        '--tolerance', type=float, default=0.05, help='relative miss tolerance'
+    )
+    parser.add_argument(
+        '--penalty', type=float, default=0.3, help='penalty factor m in [0, 1)'
+    )
+    parser.add_argument(
+        '--forecasters', help='comma-separated plug-in names (default: all)'
+    )
+    parser.add_argument(
+        '--seasonal-period',
+        type=int,
+        action='append',
+        default=[],
+        help='season length in steps (repeatable)',
+    )
+    parser.add_argument(
+        '--refit-interval', type=int, default=10, help='rounds between refits'
+    )
     parser.add_argument('--plot', help='write actual vs predicted PNG here')
-    parser.add_argument('--json', action='store_true', help='print JSON instead of a table')
+    parser.add_argument(
+        '--json', action='store_true', help='print JSON instead of a table'
+    )
     parser.set_defaults(func=_command)
     return parser
 
 
 def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``forecast-eval`` on an argparse sub-parsers object."""
-    return _configure(subparsers.add_parser(
-        'forecast-eval', help='replay a workload trace through the forecasters and the ensemble'))
+    return _configure(
+        subparsers.add_parser(
+            'forecast-eval',
+            help='replay a workload trace through the forecasters and '
+            'the ensemble',
+        )
+    )
 
 
-def _command(args: argparse.Namespace) -> int:
-    names = [n.strip() for n in args.forecasters.split(',')] if args.forecasters else None
-    results = run(args.trace, columns=args.columns, horizon=args.horizon, warmup=args.warmup,
-                  plot_path=args.plot, names=names, tolerance=args.tolerance,
-                  penalty=args.penalty, seasonal_periods=args.seasonal_period,
-                  refit_interval=args.refit_interval)
+def _command(args: Optional[Any] = None) -> int:
+    """Run the evaluation; without ``args``, read them from ``CONF.command``.
+
+    (``elastman-manage`` parses sub-commands with oslo.config and calls
+    ``CONF.command.func()`` with no arguments.)
+    """
+    if args is None:
+        from elastman.conf import CONF
+
+        args = CONF.command
+    names = (
+        [n.strip() for n in args.forecasters.split(',')]
+        if args.forecasters
+        else None
+    )
+    results = run(
+        args.trace,
+        columns=args.columns,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        plot_path=args.plot,
+        names=names,
+        tolerance=args.tolerance,
+        penalty=args.penalty,
+        seasonal_periods=args.seasonal_period,
+        refit_interval=args.refit_interval,
+    )
     if args.json:
-        clean = {c: {k: v for k, v in r.items() if not k.startswith('_')}
-                 for c, r in results.items()}
+        clean = {
+            c: {k: v for k, v in r.items() if not k.startswith('_')}
+            for c, r in results.items()
+        }
         print(json.dumps(clean, indent=2))
     else:
         print('\n\n'.join(format_result(c, r) for c, r in results.items()))
@@ -219,8 +337,11 @@ def _command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = _configure(argparse.ArgumentParser(
-        prog='forecast-eval', description=__doc__.split('\n')[0]))
+    parser = _configure(
+        argparse.ArgumentParser(
+            prog='forecast-eval', description=__doc__.split('\n')[0]
+        )
+    )
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -8,6 +8,7 @@ are dropped, and negative rates are clipped to zero.  Irregular timestamps are
 put on a regular grid of one control period first, so a gap is a run of
 missing points rather than a silent jump.
 """
+
 import collections
 from typing import Iterable, Optional, Sequence
 
@@ -25,13 +26,19 @@ def clean(values: Iterable[Optional[float]]) -> np.ndarray:
     ok = ~np.isnan(y)
     if not ok.all():
         idx = np.arange(y.size)
-        y = np.interp(idx, idx[ok], y[ok])  # also repeats the last value at the end
+        y = np.interp(
+            idx, idx[ok], y[ok]
+        )  # also repeats the last value at the end
     return np.maximum(y, 0.0)
 
 
-def regularise(timestamps: Sequence[float], values: Sequence[Optional[float]],
-               step: float, end: Optional[float] = None) -> np.ndarray:
-    """Average samples into buckets of ``step`` seconds; empty buckets become NaN.
+def regularise(
+    timestamps: Sequence[float],
+    values: Sequence[Optional[float]],
+    step: float,
+    end: Optional[float] = None,
+) -> np.ndarray:
+    """Average samples into buckets of ``step`` s; empty buckets are NaN.
 
     The last bucket ends at ``end`` (default: the last timestamp).
     """
@@ -54,8 +61,12 @@ def regularise(timestamps: Sequence[float], values: Sequence[Optional[float]],
 class History:
     """A bounded window of the most recent observations of one series."""
 
-    def __init__(self, maxlen: int, values: Iterable[Optional[float]] = ()) -> None:
-        self._buf: collections.deque = collections.deque(maxlen=max(1, int(maxlen)))
+    def __init__(
+        self, maxlen: int, values: Iterable[Optional[float]] = ()
+    ) -> None:
+        self._buf: collections.deque = collections.deque(
+            maxlen=max(1, int(maxlen))
+        )
         self.extend(values)
 
     def append(self, value: Optional[float]) -> None:

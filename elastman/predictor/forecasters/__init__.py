@@ -1,4 +1,5 @@
-"""Workload forecasters, loaded as plug-ins from the ``elastman.forecasters`` namespace."""
+"""Workload forecasters: plug-ins of the ``elastman.forecasters`` namespace."""
+
 from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
 from elastman.predictor.forecasters.base import NotEnoughHistory

@@ -5,6 +5,7 @@ autoregressive, ARIMA(0,1,1) simple exponential smoothing, ARIMA(2,0,0)
 second-order autoregressive, ARIMA(0,1,0) random walk.  Models without
 differencing carry a constant (the mean); differenced models carry a drift.
 """
+
 from typing import Tuple
 
 import numpy as np
@@ -15,7 +16,7 @@ from elastman.predictor.forecasters.base import Forecaster
 
 
 class ArimaForecaster(Forecaster):
-    """ARIMA(p, d, q) on a sliding window; parameters re-estimated every ``refit_interval`` rounds."""
+    """ARIMA(p, d, q) on a sliding window, re-estimated every few rounds."""
 
     order: Tuple[int, int, int] = (1, 0, 0)
     default_window = 120
@@ -41,9 +42,13 @@ class ArimaForecaster(Forecaster):
         try:
             # Closed-form estimators: a few ms, where the default numerical
             # MLE can take 100 ms on a series with a level shift.
-            res = model.fit(method='burg' if self.order[2] == 0 else 'hannan_rissanen',
-                            cov_type='none')
-        except Exception:  # e.g. a non-invertible first stage; fall back to MLE
+            res = model.fit(
+                method='burg' if self.order[2] == 0 else 'hannan_rissanen',
+                cov_type='none',
+            )
+        except (
+            Exception
+        ):  # e.g. a non-invertible first stage; fall back to MLE
             res = model.fit(cov_type='none')
         if not np.all(np.isfinite(res.params)):
             raise ForecastError('%s: non-finite parameters' % self.name)
@@ -59,7 +64,9 @@ class ArimaForecaster(Forecaster):
         # and only affects the first few points of the window.
         model = self._model(y / self._scale)
         model.ssm.initialize_approximate_diffuse()
-        self._res = model.filter(self._res.params, cov_type='none', low_memory=True)
+        self._res = model.filter(
+            self._res.params, cov_type='none', low_memory=True
+        )
 
     def _predict(self, steps: int) -> np.ndarray:
         if self._res is None:
@@ -69,24 +76,29 @@ class ArimaForecaster(Forecaster):
 
 class Arima100(ArimaForecaster):
     """First-order autoregressive: stationary, auto-correlated workloads."""
+
     order = (1, 0, 0)
 
 
 class Arima110(ArimaForecaster):
-    """Differenced first-order autoregressive: random walk with correlated steps."""
+    """Differenced first-order autoregressive: correlated random steps."""
+
     order = (1, 1, 0)
 
 
 class Arima011(ArimaForecaster):
     """Simple exponential smoothing (with drift)."""
+
     order = (0, 1, 1)
 
 
 class Arima200(ArimaForecaster):
     """Second-order autoregressive."""
+
     order = (2, 0, 0)
 
 
 class Arima010(ArimaForecaster):
     """Random walk (with drift): non-stationary workloads."""
+
     order = (0, 1, 0)

@@ -8,6 +8,7 @@ at the last ``window`` points, and re-estimates its parameters only every
 ``refit_interval`` rounds; in between it re-runs its filter with the parameters
 it already has.
 """
+
 import abc
 import contextlib
 import warnings
@@ -26,7 +27,7 @@ class NotEnoughHistory(ForecastError):
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Silence the numerical warnings statsmodels/scikit-learn emit on short or odd series."""
+    """Silence the numerical warnings of statsmodels/scikit-learn."""
     with warnings.catch_warnings(), np.errstate(all='ignore'):
         warnings.simplefilter('ignore')
         yield
@@ -38,10 +39,12 @@ class Forecaster(abc.ABC):
     Parameters are re-estimated every ``refit_interval`` rounds, and whenever
     the window has doubled since the last estimation.
 
-    :param window: number of most recent points used (``None``: the whole history).
-    :param refit_interval: rounds between two full parameter estimations (>= 1).
-    :param refit_offset: initial phase of the refit counter, to spread refits of many series.
-    :param seasonal_periods: candidate season lengths in steps (used by seasonal forecasters).
+    :param window: most recent points used (``None``: the whole history).
+    :param refit_interval: rounds between two full estimations (>= 1).
+    :param refit_offset: initial phase of the refit counter, to spread the
+        refits of many series over the rounds.
+    :param seasonal_periods: candidate season lengths in steps (used by
+        seasonal forecasters).
     """
 
     #: Fewest points :meth:`update` accepts.
@@ -49,13 +52,20 @@ class Forecaster(abc.ABC):
     #: Default for ``window``.
     default_window: Optional[int] = 240
 
-    def __init__(self, window: Optional[int] = None, refit_interval: int = 10,
-                 refit_offset: int = 0, seasonal_periods: Sequence[int] = (),
-                 **_: object) -> None:
+    def __init__(
+        self,
+        window: Optional[int] = None,
+        refit_interval: int = 10,
+        refit_offset: int = 0,
+        seasonal_periods: Sequence[int] = (),
+        **_: object
+    ) -> None:
         self.window = window if window is not None else self.default_window
         self.refit_interval = max(1, int(refit_interval))
         self._age = int(refit_offset) % self.refit_interval
-        self.seasonal_periods = tuple(int(p) for p in seasonal_periods if int(p) > 1)
+        self.seasonal_periods = tuple(
+            int(p) for p in seasonal_periods if int(p) > 1
+        )
         self._fitted = False
         self._fit_size = 0
         self._constant: Optional[float] = None
@@ -71,12 +81,14 @@ class Forecaster(abc.ABC):
         if y.size and not np.all(np.isfinite(y)):
             raise ForecastError('history contains non-finite values')
         if y.size < self.min_history:
-            raise NotEnoughHistory('%s needs %d points, got %d'
-                                   % (self.name, self.min_history, y.size))
+            raise NotEnoughHistory(
+                '%s needs %d points, got %d'
+                % (self.name, self.min_history, y.size)
+            )
         return y
 
     def fit(self, history: np.ndarray) -> None:
-        """Estimate the parameters on the history window (always a full fit)."""
+        """Estimate the parameters on the history window (a full fit)."""
         y = self._tail(history)
         if np.ptp(y) <= 1e-9 * max(1.0, abs(float(y[-1]))):
             # A constant series: every sensible model forecasts the constant.
@@ -90,14 +102,20 @@ class Forecaster(abc.ABC):
         self._age = 0
 
     def update(self, history: np.ndarray) -> None:
-        """Take in the latest window: refit when due, otherwise only re-filter."""
+        """Take in the latest window: refit when due, else only re-filter."""
         self._age += 1
-        if not self._fitted or self._constant is not None or self._age >= self.refit_interval:
+        if (
+            not self._fitted
+            or self._constant is not None
+            or self._age >= self.refit_interval
+        ):
             self.fit(history)
             return
         y = self._tail(history)
-        if (np.ptp(y) <= 1e-9 * max(1.0, abs(float(y[-1])))
-                or y.size >= 2 * self._fit_size):
+        if (
+            np.ptp(y) <= 1e-9 * max(1.0, abs(float(y[-1])))
+            or y.size >= 2 * self._fit_size
+        ):
             # Constant, or the window has doubled since the last fit (a young
             # series): estimate again, which costs little while it is short.
             self.fit(y)
@@ -113,9 +131,13 @@ class Forecaster(abc.ABC):
         if self._constant is not None:
             return np.full(steps, self._constant)
         with quiet():
-            out = np.asarray(self._predict(steps), dtype=float).reshape(-1)[:steps]
+            out = np.asarray(self._predict(steps), dtype=float).reshape(-1)[
+                :steps
+            ]
         if out.size != steps or not np.all(np.isfinite(out)):
-            raise ForecastError('%s produced a non-finite forecast' % self.name)
+            raise ForecastError(
+                '%s produced a non-finite forecast' % self.name
+            )
         return np.maximum(out, 0.0)
 
     @abc.abstractmethod

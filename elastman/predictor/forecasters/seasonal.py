@@ -1,4 +1,4 @@
-"""Holt-Winters exponential smoothing (statsmodels) with daily/weekly seasonality.
+"""Holt-Winters exponential smoothing (statsmodels), daily/weekly seasons.
 
 Real workloads repeat daily and weekly, which none of the paper's forecasters
 model.  The season used is the longest configured period of which the history
@@ -11,6 +11,7 @@ rounds.  In between, the smoothing recursion is carried forward over the new
 points only, from the states where the previous round stopped: O(new points),
 not O(window).
 """
+
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -19,8 +20,8 @@ from statsmodels.tsa.holtwinters import ExponentialSmoothing
 from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
 
-_ALIGN = 8      # values remembered to find the new points in the next window
-_MAX_NEW = 64   # more new points than this: re-filter the whole window
+_ALIGN = 8  # values remembered to find the new points in the next window
+_MAX_NEW = 64  # more new points than this: re-filter the whole window
 
 
 class HoltWintersForecaster(Forecaster):
@@ -48,21 +49,35 @@ class HoltWintersForecaster(Forecaster):
         fitting = [p for p in self.seasonal_periods if 2 * p <= n]
         return max(fitting) if fitting else None
 
-    def _model(self, y: np.ndarray, init: str, **initial: Any) -> ExponentialSmoothing:
+    def _model(
+        self, y: np.ndarray, init: str, **initial: Any
+    ) -> ExponentialSmoothing:
         return ExponentialSmoothing(
-            y, trend='add', damped_trend=True,
+            y,
+            trend='add',
+            damped_trend=True,
             seasonal='add' if self._season else None,
-            seasonal_periods=self._season, initialization_method=init, **initial)
+            seasonal_periods=self._season,
+            initialization_method=init,
+            **initial
+        )
 
     def _fixed(self, model: ExponentialSmoothing) -> Any:
         p = self._params
-        return model.fit(smoothing_level=p['smoothing_level'],
-                         smoothing_trend=p['smoothing_trend'],
-                         smoothing_seasonal=p['smoothing_seasonal'] if self._season else None,
-                         damping_trend=p['damping_trend'], optimized=False)
+        return model.fit(
+            smoothing_level=p['smoothing_level'],
+            smoothing_trend=p['smoothing_trend'],
+            smoothing_seasonal=(
+                p['smoothing_seasonal'] if self._season else None
+            ),
+            damping_trend=p['damping_trend'],
+            optimized=False,
+        )
 
-    def _keep(self, res: Any, y: np.ndarray, season_before: Optional[np.ndarray]) -> None:
-        """Remember the last two states (to restart one point back) and the tail."""
+    def _keep(
+        self, res: Any, y: np.ndarray, season_before: Optional[np.ndarray]
+    ) -> None:
+        """Keep the last two states (to restart one point back), the tail."""
         if not np.isfinite(res.level[-1]):
             raise ForecastError('holt_winters: non-finite state')
         self._res = res
@@ -80,9 +95,18 @@ class HoltWintersForecaster(Forecaster):
         # Estimating one initial value per season slot is slow for long
         # seasons; the heuristic start is good enough and bounded in cost.
         # No brute-force grid start: 5-10x faster, same fit on workload series.
-        res = self._model(y, 'heuristic' if self._season else 'estimated').fit(use_brute=False)
-        self._params = {k: res.params.get(k) for k in (
-            'smoothing_level', 'smoothing_trend', 'smoothing_seasonal', 'damping_trend')}
+        res = self._model(y, 'heuristic' if self._season else 'estimated').fit(
+            use_brute=False
+        )
+        self._params = {
+            k: res.params.get(k)
+            for k in (
+                'smoothing_level',
+                'smoothing_trend',
+                'smoothing_seasonal',
+                'damping_trend',
+            )
+        }
         self._keep(res, y, None)
 
     def _new_points(self, y: np.ndarray) -> Optional[int]:
@@ -97,14 +121,19 @@ class HoltWintersForecaster(Forecaster):
             self._fit(y)
             return
         k = self._new_points(y)
-        if k is None:  # history rewritten (e.g. a gap filled in): re-filter all of it
+        if (
+            k is None
+        ):  # history rewritten (e.g. a gap filled in): re-filter all of it
             self._keep(self._fixed(self._model(y, 'heuristic')), y, None)
             return
         if k == 0:
             return
         # Restart one point back (statsmodels needs two observations) from
         # the states saved there; the result continues the recursion exactly.
-        initial = {'initial_level': self._level[0], 'initial_trend': self._trend[0]}
+        initial = {
+            'initial_level': self._level[0],
+            'initial_trend': self._trend[0],
+        }
         before = None
         if self._season:
             before = self._seasons[:-1]

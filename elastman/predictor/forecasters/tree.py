@@ -6,6 +6,7 @@ trend; this one therefore learns the next *change* of the series from the last
 ``lags`` changes and from how far the last value sits from the window mean,
 and rolls forward one step at a time for longer horizons.
 """
+
 import numpy as np
 from sklearn.tree import DecisionTreeRegressor
 
@@ -18,8 +19,13 @@ class RegressionTreeForecaster(Forecaster):
 
     default_window = 360
 
-    def __init__(self, lags: int = 6, max_depth: int = 6, min_samples_leaf: int = 5,
-                 **kwargs: object) -> None:
+    def __init__(
+        self,
+        lags: int = 6,
+        max_depth: int = 6,
+        min_samples_leaf: int = 5,
+        **kwargs: object
+    ) -> None:
         super().__init__(**kwargs)
         self.lags = int(lags)
         self.max_depth = int(max_depth)
@@ -32,8 +38,10 @@ class RegressionTreeForecaster(Forecaster):
     def name(self) -> str:
         return 'regression_tree'
 
-    def _features(self, y: np.ndarray, mean: float, scale: float) -> np.ndarray:
-        """One row per target: the ``lags`` previous differences and the deviation."""
+    def _features(
+        self, y: np.ndarray, mean: float, scale: float
+    ) -> np.ndarray:
+        """One row per target: ``lags`` previous differences, deviation."""
         d = np.diff(y) / scale
         n = d.size - self.lags
         cols = [d[i:i + n] for i in range(self.lags)]
@@ -47,8 +55,9 @@ class RegressionTreeForecaster(Forecaster):
         target = np.diff(y)[self.lags:] / self._scale
         if target.size < 2:
             raise ForecastError('regression_tree: too few samples')
-        self._tree = DecisionTreeRegressor(max_depth=self.max_depth,
-                                           min_samples_leaf=self.min_samples_leaf)
+        self._tree = DecisionTreeRegressor(
+            max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf
+        )
         self._tree.fit(x, target)
         self._y = y
 
@@ -62,8 +71,14 @@ class RegressionTreeForecaster(Forecaster):
         out = []
         for _ in range(steps):
             h = np.asarray(hist[-(self.lags + 1):])
-            row = np.append(np.diff(h) / self._scale, (h[-1] - self._mean) / self._scale)
-            nxt = h[-1] + float(self._tree.predict(row.reshape(1, -1))[0]) * self._scale
+            row = np.append(
+                np.diff(h) / self._scale, (h[-1] - self._mean) / self._scale
+            )
+            nxt = (
+                h[-1]
+                + float(self._tree.predict(row.reshape(1, -1))[0])
+                * self._scale
+            )
             hist.append(nxt)
             out.append(nxt)
         return np.asarray(out)

@@ -1,11 +1,17 @@
 """Synthetic workload traces (requests/s) with known shapes, seeded."""
+
 from typing import Dict
 
 import numpy as np
 
 
-def stationary_ar(n: int = 240, seed: int = 1, level: float = 1000.0, phi: float = 0.8,
-                  sd: float = 40.0) -> np.ndarray:
+def stationary_ar(
+    n: int = 240,
+    seed: int = 1,
+    level: float = 1000.0,
+    phi: float = 0.8,
+    sd: float = 40.0,
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     x = np.zeros(n)
     for t in range(1, n):
@@ -13,29 +19,49 @@ def stationary_ar(n: int = 240, seed: int = 1, level: float = 1000.0, phi: float
     return level + x
 
 
-def random_walk(n: int = 240, seed: int = 2, start: float = 1000.0, sd: float = 30.0) -> np.ndarray:
+def random_walk(
+    n: int = 240, seed: int = 2, start: float = 1000.0, sd: float = 30.0
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.maximum(start + np.cumsum(rng.normal(0, sd, n)), 100.0)
 
 
-def linear_ramp(n: int = 240, seed: int = 3, start: float = 500.0, end: float = 2500.0,
-                noise: float = 0.005) -> np.ndarray:
+def linear_ramp(
+    n: int = 240,
+    seed: int = 3,
+    start: float = 500.0,
+    end: float = 2500.0,
+    noise: float = 0.005,
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     y = np.linspace(start, end, n)
     return y * (1 + rng.normal(0, noise, n))
 
 
-def diurnal(n: int = 240, seed: int = 4, period: int = 48, level: float = 1000.0,
-            amplitude: float = 500.0, noise: float = 0.02) -> np.ndarray:
+def diurnal(
+    n: int = 240,
+    seed: int = 4,
+    period: int = 48,
+    level: float = 1000.0,
+    amplitude: float = 500.0,
+    noise: float = 0.02,
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(n)
     y = level + amplitude * np.sin(2 * np.pi * t / period)
     return y * (1 + rng.normal(0, noise, n))
 
 
-def flash_crowd(n: int = 240, seed: int = 5, base: float = 1000.0, peak: float = 4000.0,
-                at: int = 120, rise: int = 6, decay: float = 25.0,
-                noise: float = 0.01) -> np.ndarray:
+def flash_crowd(
+    n: int = 240,
+    seed: int = 5,
+    base: float = 1000.0,
+    peak: float = 4000.0,
+    at: int = 120,
+    rise: int = 6,
+    decay: float = 25.0,
+    noise: float = 0.01,
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     t = np.arange(n, dtype=float)
     extra = np.zeros(n)
@@ -53,13 +79,21 @@ def paper_shape(seed: int = 6, noise: float = 0.01) -> np.ndarray:
     1200 req/s each, added or removed every few minutes.
     """
     rng = np.random.default_rng(seed)
-    clients = ([2] * 10 + list(np.repeat(np.arange(3, 9), 8)) +           # up to 8 clients
-               list(np.repeat(np.arange(7, 2, -1), 8)) +                  # down to 3
-               list(np.repeat(np.arange(4, 17, 2), 8)))                   # up, in steps of 2
+    clients = (
+        [2] * 10
+        + list(np.repeat(np.arange(3, 9), 8))  # up to 8 clients
+        + list(np.repeat(np.arange(7, 2, -1), 8))  # down to 3
+        + list(np.repeat(np.arange(4, 17, 2), 8))
+    )  # up, in steps of 2
     y = 1200.0 * np.asarray(clients, dtype=float)
     return y * (1 + rng.normal(0, noise, y.size))
 
 
 def all_traces() -> Dict[str, np.ndarray]:
-    return {'stationary_ar': stationary_ar(), 'random_walk': random_walk(),
-            'linear_ramp': linear_ramp(), 'diurnal': diurnal(), 'flash_crowd': flash_crowd()}
+    return {
+        'stationary_ar': stationary_ar(),
+        'random_walk': random_walk(),
+        'linear_ramp': linear_ramp(),
+        'diurnal': diurnal(),
+        'flash_crowd': flash_crowd(),
+    }

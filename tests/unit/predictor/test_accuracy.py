@@ -1,4 +1,5 @@
-"""Done-when accuracy of issue 5: the ensemble against the single forecasters."""
+"""Done-when accuracy of issue 5: the ensemble against single forecasters."""
+
 import numpy as np
 import pytest
 
@@ -9,7 +10,9 @@ SEASON = 48  # the synthetic diurnal trace has 48 points a "day"
 
 
 def _eval(values: np.ndarray) -> dict:
-    return evaluate.evaluate_series(values, warmup=30, seasonal_periods=[SEASON])
+    return evaluate.evaluate_series(
+        values, warmup=30, seasonal_periods=[SEASON]
+    )
 
 
 @pytest.fixture(scope='module')
@@ -24,13 +27,18 @@ def _best_single(res: dict) -> float:
     return min(e['mape'] for e in res['forecasters'].values())
 
 
-@pytest.mark.parametrize('trace', ['stationary_ar', 'random_walk', 'linear_ramp',
-                                   'diurnal', 'flash_crowd'])
+@pytest.mark.parametrize(
+    'trace',
+    ['stationary_ar', 'random_walk', 'linear_ramp', 'diurnal', 'flash_crowd'],
+)
 def test_ensemble_within_10_percent_of_best_single(results, trace):
     res = results[trace]
     assert res['scored'] >= 200
     best = _best_single(res)
-    assert res['majority']['mape'] <= 1.10 * best, (res['majority'], res['forecasters'])
+    assert res['majority']['mape'] <= 1.10 * best, (
+        res['majority'],
+        res['forecasters'],
+    )
 
 
 def test_ensemble_beats_every_single_forecaster_on_concatenation(results):

@@ -1,4 +1,5 @@
-"""Bad history never raises out of the ensemble; capable forecasters still answer."""
+"""Bad history never raises out of the ensemble; capable forecasters answer."""
+
 import numpy as np
 import pytest
 
@@ -39,8 +40,8 @@ def test_single_point_repeats_it(ensemble):
 def test_few_points_only_capable_forecasters_answer(ensemble):
     f = ensemble.predict('c1', [100.0, 110.0, 120.0, 130.0, 140.0])
     assert f.chosen in f.predictions
-    assert 'arima_010' in f.predictions        # needs 4 points
-    assert 'regression_tree' in f.failed       # needs more lags
+    assert 'arima_010' in f.predictions  # needs 4 points
+    assert 'regression_tree' in f.failed  # needs more lags
     assert 'holt_winters' in f.failed
     assert len(f.values) == 3 and all(np.isfinite(f.values))
     assert f.values[0] == pytest.approx(150.0, rel=0.05)
@@ -99,7 +100,11 @@ class Garbage(base.Forecaster):
 
 
 def test_failing_forecaster_is_skipped_and_logged(caplog):
-    classes = {'exploding': Exploding, 'garbage': Garbage, 'arima_010': arima.Arima010}
+    classes = {
+        'exploding': Exploding,
+        'garbage': Garbage,
+        'arima_010': arima.Arima010,
+    }
     e = ens.Ensemble(classes=classes)
     y = _noisy(60)
     for t in range(40, 60):
@@ -122,14 +127,24 @@ def test_unexpected_error_inside_round_never_escapes(monkeypatch):
 
     def broken(*a, **k):
         raise MemoryError('no')
+
     monkeypatch.setattr(ens.SeriesPredictor, 'step', broken)
     f = e.predict('c', [1.0, 2.0, 3.0])
     assert f.values == [3.0] and f.chosen == ens.FALLBACK
 
 
-@pytest.mark.parametrize('cls', [tree.RegressionTreeForecaster, arima.Arima100,
-                                 arima.Arima110, arima.Arima011, arima.Arima200,
-                                 arima.Arima010, seasonal.HoltWintersForecaster])
+@pytest.mark.parametrize(
+    'cls',
+    [
+        tree.RegressionTreeForecaster,
+        arima.Arima100,
+        arima.Arima110,
+        arima.Arima011,
+        arima.Arima200,
+        arima.Arima010,
+        seasonal.HoltWintersForecaster,
+    ],
+)
 def test_each_forecaster_rejects_short_history(cls):
     fc = cls()
     with pytest.raises(base.NotEnoughHistory):
@@ -138,11 +153,22 @@ def test_each_forecaster_rejects_short_history(cls):
         fc.predict(1)
 
 
-@pytest.mark.parametrize('cls', [tree.RegressionTreeForecaster, arima.Arima100,
-                                 arima.Arima110, arima.Arima011, arima.Arima200,
-                                 arima.Arima010, seasonal.HoltWintersForecaster])
+@pytest.mark.parametrize(
+    'cls',
+    [
+        tree.RegressionTreeForecaster,
+        arima.Arima100,
+        arima.Arima110,
+        arima.Arima011,
+        arima.Arima200,
+        arima.Arima010,
+        seasonal.HoltWintersForecaster,
+    ],
+)
 def test_each_forecaster_handles_a_level_shift(cls):
-    y = np.r_[np.full(50, 100.0), np.full(50, 1000.0)] + np.tile([0.0, 1.0], 50)
+    y = np.r_[np.full(50, 100.0), np.full(50, 1000.0)] + np.tile(
+        [0.0, 1.0], 50
+    )
     fc = cls()
     fc.update(y)
     out = fc.predict(5)

@@ -1,4 +1,5 @@
-"""Weighted majority: penalties, renormalisation, selection, state round trip."""
+"""Weighted majority: penalties, renormalisation, selection, state."""
+
 import json
 
 import numpy as np
@@ -10,7 +11,9 @@ from elastman.predictor.forecasters import base
 
 
 def test_weights_start_at_one_and_missers_are_penalised():
-    wm = ens.WeightedMajority(['a', 'b', 'c'], tolerance=0.1, penalty=0.5, floor=0.0)
+    wm = ens.WeightedMajority(
+        ['a', 'b', 'c'], tolerance=0.1, penalty=0.5, floor=0.0
+    )
     assert wm.weights == {'a': 1.0, 'b': 1.0, 'c': 1.0}
     missed = wm.penalise(100.0, {'a': 105.0, 'b': 120.0, 'c': 50.0})
     assert missed == ['b', 'c']
@@ -20,18 +23,24 @@ def test_weights_start_at_one_and_missers_are_penalised():
 
 
 def test_renormalised_so_weights_never_underflow():
-    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.01, penalty=0.1, floor=0.0)
+    wm = ens.WeightedMajority(
+        ['a', 'b'], tolerance=0.01, penalty=0.1, floor=0.0
+    )
     for _ in range(2000):
         wm.penalise(100.0, {'a': 200.0, 'b': 200.0})
     assert wm.weights == {'a': 1.0, 'b': 1.0}
     for _ in range(2000):
         wm.penalise(100.0, {'a': 100.0, 'b': 200.0})
     assert wm.weights['a'] == 1.0
-    assert wm.weights['b'] == 0.0  # penalty**2000 underflows only with no floor
+    assert (
+        wm.weights['b'] == 0.0
+    )  # penalty**2000 underflows only with no floor
 
 
 def test_floor_lets_a_forecaster_win_again():
-    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.05, penalty=0.5, floor=0.01)
+    wm = ens.WeightedMajority(
+        ['a', 'b'], tolerance=0.05, penalty=0.5, floor=0.01
+    )
     for _ in range(100):
         wm.penalise(100.0, {'a': 100.0, 'b': 300.0})
     assert wm.weights['b'] == 0.01
@@ -57,7 +66,9 @@ def test_penalty_out_of_range(penalty):
 def test_average_is_weighted():
     wm = ens.WeightedMajority(['a', 'b'])
     wm.weights = {'a': 1.0, 'b': 0.25}
-    out = wm.average({'a': np.array([100.0, 200.0]), 'b': np.array([200.0, 400.0])})
+    out = wm.average(
+        {'a': np.array([100.0, 200.0]), 'b': np.array([200.0, 400.0])}
+    )
     assert out == pytest.approx([120.0, 240.0])
 
 
@@ -72,6 +83,7 @@ def test_state_round_trip_is_json():
 
 class Fixed(base.Forecaster):
     """Forecasts ``value`` forever."""
+
     value = 0.0
     min_history = 1
 
@@ -91,7 +103,11 @@ class Fifty(Fixed):
 
 
 def test_series_round_scores_previous_forecast_and_selects_heaviest():
-    e = ens.Ensemble(classes={'fifty': Fifty, 'hundred': Hundred}, tolerance=0.1, penalty=0.5)
+    e = ens.Ensemble(
+        classes={'fifty': Fifty, 'hundred': Hundred},
+        tolerance=0.1,
+        penalty=0.5,
+    )
     f = e.predict('c', [10.0, 20.0])
     assert f.chosen == 'fifty' and f.missed == []  # tie: configured order
     f = e.predict('c', [10.0, 20.0, 100.0])
@@ -119,13 +135,18 @@ def test_horizon_and_per_key_isolation():
 def test_ensemble_state_survives_a_restart():
     classes = {'fifty': Fifty, 'hundred': Hundred}
     e = ens.Ensemble(classes=classes, tolerance=0.1)
-    y = [100.0, 101.0] * 5  # not constant: the constant shortcut would hide Fixed
+    y = [
+        100.0,
+        101.0,
+    ] * 5  # not constant: the constant shortcut would hide Fixed
     for t in range(3, 8):
         e.predict('c', y[:t])
     state = json.loads(json.dumps(e.state('c')))
     fresh = ens.Ensemble(classes=classes, tolerance=0.1)
     fresh.load_state('c', state)
-    assert fresh.state('c')['selector']['weights'] == state['selector']['weights']
+    assert (
+        fresh.state('c')['selector']['weights'] == state['selector']['weights']
+    )
     f = fresh.predict('c', y[:8])
     assert f.missed == ['fifty']  # the stored pending forecast was scored
     fresh.load_state('other', {'garbage': True})  # ignored, logged
@@ -140,11 +161,14 @@ def test_from_conf_uses_predictor_options():
     from oslo_config import cfg
 
     from elastman.conf import predictor as pconf
+
     conf = cfg.ConfigOpts()
     pconf.register_opts(conf)
     conf([], project='elastman')
     conf.set_override('period', 300, group='predictor')
-    conf.set_override('forecasters', ['arima_010', 'holt_winters'], group='predictor')
+    conf.set_override(
+        'forecasters', ['arima_010', 'holt_winters'], group='predictor'
+    )
     conf.set_override('selection', 'average', group='predictor')
     e = ens.Ensemble.from_conf(conf)
     assert e.names == ['arima_010', 'holt_winters']

@@ -1,4 +1,5 @@
 """Each forecaster on the shape it is meant for, and the plug-in wiring."""
+
 import numpy as np
 import pytest
 from stevedore import extension
@@ -9,12 +10,21 @@ from elastman.predictor.forecasters import seasonal
 from elastman.predictor.forecasters import tree
 from tests.unit.predictor import synthetic
 
-ALL = ['regression_tree', 'arima_100', 'arima_110', 'arima_011', 'arima_200',
-       'arima_010', 'holt_winters']
+ALL = [
+    'regression_tree',
+    'arima_100',
+    'arima_110',
+    'arima_011',
+    'arima_200',
+    'arima_010',
+    'holt_winters',
+]
 
 
 def test_entry_points_load_every_forecaster():
-    mgr = extension.ExtensionManager('elastman.forecasters', invoke_on_load=False)
+    mgr = extension.ExtensionManager(
+        'elastman.forecasters', invoke_on_load=False
+    )
     assert set(ALL) <= set(mgr.names())
     classes = ens.load_forecaster_classes()
     for name in ALL:
@@ -22,7 +32,9 @@ def test_entry_points_load_every_forecaster():
 
 
 def test_named_subset_keeps_order_and_ignores_unknown():
-    classes = ens.load_forecaster_classes(['arima_010', 'no_such', 'regression_tree'])
+    classes = ens.load_forecaster_classes(
+        ['arima_010', 'no_such', 'regression_tree']
+    )
     assert list(classes) == ['arima_010', 'regression_tree']
 
 
@@ -76,6 +88,7 @@ def test_refits_are_bounded():
         calls['refresh'] += 1
         assert y.size <= fc.window  # sliding window: cost does not grow
         real_refresh(y)
+
     fc._fit, fc._refresh = fit, refresh
     y = synthetic.random_walk(n=400)
     for t in range(200, 400):
@@ -86,5 +99,8 @@ def test_refits_are_bounded():
 
 def test_refit_offsets_spread_over_series():
     e = ens.Ensemble(classes={'arima_100': arima.Arima100}, refit_interval=10)
-    ages = {e.series(('c%d' % i, 'read')).forecasters['arima_100']._age for i in range(50)}
+    ages = {
+        e.series(('c%d' % i, 'read')).forecasters['arima_100']._age
+        for i in range(50)
+    }
     assert len(ages) > 5

@@ -1,4 +1,5 @@
 """History cleaning, the forecast-eval command and its plot."""
+
 import argparse
 import csv
 
@@ -11,12 +12,23 @@ from elastman.predictor import history
 
 
 def test_clean_interpolates_and_trims():
-    out = history.clean([None, np.nan, 1.0, np.nan, 3.0, float('inf'), -2.0, np.nan])
-    assert out.tolist() == [1.0, 2.0, 3.0, 0.5, 0.0, 0.0]  # interpolated, then clipped
+    out = history.clean(
+        [None, np.nan, 1.0, np.nan, 3.0, float('inf'), -2.0, np.nan]
+    )
+    assert out.tolist() == [
+        1.0,
+        2.0,
+        3.0,
+        0.5,
+        0.0,
+        0.0,
+    ]  # interpolated, then clipped
 
 
 def test_regularise_buckets_and_marks_gaps():
-    out = history.regularise([0, 10, 20, 130, 190], [1.0, 3.0, 5.0, 7.0, np.nan], step=60)
+    out = history.regularise(
+        [0, 10, 20, 130, 190], [1.0, 3.0, 5.0, 7.0, np.nan], step=60
+    )
     assert out[0] == 3.0 and np.isnan(out[1]) and out[2] == 7.0
     assert np.isnan(out[3])
 
@@ -41,18 +53,31 @@ def _write_trace(path, n=120):
         w = csv.writer(f)
         w.writerow(['timestamp', 'read', 'write'])
         for i in range(n):
-            w.writerow([60 * i, '%.2f' % read[i], '' if i == 50 else '%.2f' % write[i]])
+            w.writerow(
+                [
+                    60 * i,
+                    '%.2f' % read[i],
+                    '' if i == 50 else '%.2f' % write[i],
+                ]
+            )
 
 
 def test_run_reports_every_forecaster_and_plots(tmp_path):
     trace = tmp_path / 'trace.csv'
     _write_trace(trace)
     png = tmp_path / 'out.png'
-    res = evaluate.run(str(trace), plot_path=str(png),
-                       names=['arima_010', 'arima_100', 'regression_tree'])
+    res = evaluate.run(
+        str(trace),
+        plot_path=str(png),
+        names=['arima_010', 'arima_100', 'regression_tree'],
+    )
     assert set(res) == {'read', 'write'}
     r = res['read']
-    assert set(r['forecasters']) == {'arima_010', 'arima_100', 'regression_tree'}
+    assert set(r['forecasters']) == {
+        'arima_010',
+        'arima_100',
+        'regression_tree',
+    }
     assert r['majority']['mape'] < 2.0 and r['average']['smape'] < 2.0
     # Too short for any forecaster at first: the last value is repeated.
     assert r['timeline'][0] == (1, 'last_value')
@@ -64,22 +89,84 @@ def test_run_reports_every_forecaster_and_plots(tmp_path):
 def test_cli_main_and_subparser(tmp_path, capsys):
     trace = tmp_path / 'trace.csv'
     _write_trace(trace, n=80)
-    assert evaluate.main([str(trace), '--column', 'read', '--forecasters',
-                          'arima_010,arima_011', '--horizon', '2']) == 0
+    assert (
+        evaluate.main(
+            [
+                str(trace),
+                '--column',
+                'read',
+                '--forecasters',
+                'arima_010,arima_011',
+                '--horizon',
+                '2',
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
-    assert 'ensemble/majority' in out and 'arima_011' in out and 'timeline' in out
+    assert (
+        'ensemble/majority' in out and 'arima_011' in out and 'timeline' in out
+    )
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     evaluate.add_subparser(sub)
-    args = parser.parse_args(['forecast-eval', str(trace), '--json', '--column', 'write',
-                              '--forecasters', 'arima_010'])
+    args = parser.parse_args(
+        [
+            'forecast-eval',
+            str(trace),
+            '--json',
+            '--column',
+            'write',
+            '--forecasters',
+            'arima_010',
+        ]
+    )
     assert args.func(args) == 0
     assert '"majority"' in capsys.readouterr().out
 
 
 def test_predictor_options_listed_with_help():
-    (group, opts), = pconf.list_opts()
+    ((group, opts),) = pconf.list_opts()
     names = {o.name for o in opts}
-    assert {'period', 'tolerance', 'penalty', 'selection', 'history_window', 'horizon',
-            'forecasters', 'seasonal_periods', 'refit_interval', 'weight_floor'} <= names
+    assert {
+        'period',
+        'tolerance',
+        'penalty',
+        'selection',
+        'history_window',
+        'horizon',
+        'forecasters',
+        'seasonal_periods',
+        'refit_interval',
+        'weight_floor',
+    } <= names
     assert all(o.help for o in opts)
+
+
+def test_manage_style_call_without_args(tmp_path, capsys, monkeypatch):
+    """elastman-manage calls CONF.command.func() with no arguments."""
+    import types
+
+    import elastman.conf
+
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=60)
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    evaluate.add_subparser(sub)
+    ns = parser.parse_args(
+        ['forecast-eval', str(trace), '--forecasters', 'arima_010']
+    )
+    fake = types.SimpleNamespace(command=ns)
+    monkeypatch.setattr(elastman.conf, 'CONF', fake)
+    assert ns.func() == 0
+    assert 'ensemble/majority' in capsys.readouterr().out
+
+
+def test_read_trace_trims_uneven_columns(tmp_path):
+    path = tmp_path / 't.csv'
+    path.write_text('minute,a,b\n0,1,5\n1,2,\n2,,\n3,4,\n')
+    trace = evaluate.read_trace(str(path))
+    assert trace['b'].tolist() == [5.0]
+    assert trace['a'][:2].tolist() == [1.0, 2.0] and np.isnan(trace['a'][2])
+    assert trace['a'].size == 4
