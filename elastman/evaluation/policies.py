@@ -1,0 +1,387 @@
+"""Scaling policies behind one interface, for the simulator.
+
+A policy sizes the cluster at the start (:meth:`Policy.initial_size`), sees
+every simulated minute (:meth:`Policy.observe`) and acts every ``period_s``
+(:meth:`Policy.control` returns an :class:`~.simulator.Action`). Only the
+oracle reads the simulator's truth (future trace, true capacities); the others
+see what a monitor would: per-VM rates, p99 and CPU, and the host agents'
+interference index.
+
+* ``static``: provisioned once for the trace's peak (an operator's capacity plan).
+* ``reactive``: threshold alarms on mean CPU with cool-down, as Heat + Aodh or a
+  Senlin scaling policy do (+-10% of the cluster per alarm).
+* ``target``: target tracking like the Kubernetes HPA (CPU target, 10%
+  tolerance, 5-minute scale-down stabilisation).
+* ``elastman-noprediction`` / ``elastman``: the real decision
+  (:func:`elastman.actuator.decision.decide`), the real online capacity model
+  (:class:`~elastman.trainer.model_registry.ModelRegistry`) and, for
+  ``elastman``, the real forecaster ensemble
+  (:class:`~elastman.predictor.ensemble.Ensemble`).
+* ``oracle``: knows the future workload and every VM's true capacity; adds a
+  VM exactly one join time before it is needed and removes it as soon as the
+  rest can carry the load through the decommission.
+"""
+from __future__ import annotations
+
+import collections
+import math
+from typing import Any, Sequence
+
+import numpy as np
+from oslo_log import log as logging
+
+from elastman.actuator import decision as dec
+from elastman.actuator import workload as wl
+from elastman.actuator.policy import ScalingPolicy
+from elastman.capacity import capacity as cap_mod
+from elastman.capacity.params import ModelParams
+from elastman.evaluation import traces as tr
+from elastman.evaluation.simulator import JOINING, SERVING, Action, Flavor, SimCluster, SimConfig
+from elastman.predictor.ensemble import Ensemble
+from elastman.trainer.model_registry import ModelRegistry
+
+LOG = logging.getLogger(__name__)
+
+MIN_SIZE = 3
+START_UTILISATION = 0.7
+
+
+def needed_vms(trace: tr.Trace, cfg: SimConfig, flavor: Flavor, utilisation: float,
+               minutes: slice | None = None) -> int:
+    """VMs of ``flavor`` whose nominal capacity serves the trace at ``utilisation``."""
+    sl = minutes or slice(None)
+    total = trace.total[sl]
+    rf = trace.reads[sl] / np.maximum(total, 1e-9)
+    cap = tr.node_ops_capacity(rf, trace.size[sl], cfg.hardware) * flavor.factor
+    return max(MIN_SIZE, int(math.ceil(float((total / cap).max()) / utilisation)))
+
+
+class Policy:
+    """Base class: start at the size the first hour's load needs at 70%."""
+
+    name = 'policy'
+    period_s = 300.0
+
+    def initial_size(self, trace: tr.Trace, cfg: SimConfig,
+                     flavors: Sequence[Flavor]) -> dict[str, int]:
+        return {flavors[0].name: needed_vms(trace, cfg, flavors[0], START_UTILISATION,
+                                            slice(0, 60))}
+
+    def start(self, sim: SimCluster) -> None:
+        self.flavor = sim.flavors[0].name
+
+    def observe(self, sim: SimCluster) -> None:
+        pass
+
+    def control(self, sim: SimCluster) -> Action | None:
+        return None
+
+    def describe(self) -> str:
+        return self.name
+
+    @staticmethod
+    def youngest(sim: SimCluster, n: int) -> list[int]:
+        """The ``n`` most recently created serving non-seed VMs (a Senlin
+        YOUNGEST_FIRST deletion policy; Kubernetes removes the newest too)."""
+        slots = sim.serving_slots()
+        slots = slots[~sim.seed_flag[slots]]
+        order = np.argsort(-sim.ordinal[slots], kind='stable')
+        return [int(sim.ordinal[s]) for s in slots[order[:n]]]
+
+
+class Static(Policy):
+    """Sized once for the trace's peak at the trace's planning utilisation."""
+
+    name = 'static'
+
+    def initial_size(self, trace, cfg, flavors):
+        return {flavors[0].name: needed_vms(trace, cfg, flavors[0], tr.PEAK_UTILISATION)}
+
+    def describe(self) -> str:
+        return 'static: sized for the peak at %d%% utilisation' % (tr.PEAK_UTILISATION * 100)
+
+
+class Reactive(Policy):
+    """CPU alarms (period mean over serving VMs) with a cool-down, serialised."""
+
+    name = 'reactive'
+
+    def __init__(self, high: float = 70.0, low: float = 35.0, step: float = 0.10,
+                 cooldown_s: float = 300.0) -> None:
+        self.high, self.low, self.step, self.cooldown_s = high, low, step, cooldown_s
+
+    def control(self, sim):
+        if sim.in_flight or (sim.last_action_done is not None
+                             and sim.t - sim.last_action_done < self.cooldown_s):
+            return None
+        m = sim.period_means()
+        if not len(m['slots']):
+            return None
+        cpu, n = float(m['cpu'].mean()), len(m['slots'])
+        if cpu > self.high:
+            k = max(1, int(math.ceil(self.step * n)))
+            return Action(add=k, flavor=self.flavor,
+                          reason='mean CPU %.0f%% > %.0f%%' % (cpu, self.high))
+        if cpu < self.low and n > MIN_SIZE:
+            k = min(max(1, int(self.step * n)), n - MIN_SIZE)
+            return Action(remove=self.youngest(sim, k),
+                          reason='mean CPU %.0f%% < %.0f%%' % (cpu, self.low))
+        return None
+
+    def describe(self) -> str:
+        return ('reactive: CPU > %.0f%% adds, < %.0f%% removes %.0f%% of the VMs, '
+                'cool-down %.0f s' % (self.high, self.low, self.step * 100, self.cooldown_s))
+
+
+class TargetTracking(Policy):
+    """HPA: desired = ceil(n * cpu / target) outside a 10% tolerance;
+    scale-down takes the highest recommendation of the last 5 minutes."""
+
+    name = 'target'
+    period_s = 60.0
+
+    def __init__(self, target: float = 60.0, tolerance: float = 0.10,
+                 stabilisation_s: float = 300.0) -> None:
+        self.target, self.tolerance, self.stabilisation_s = target, tolerance, stabilisation_s
+        self.recent: collections.deque = collections.deque()
+
+    def control(self, sim):
+        slots = sim.serving_slots()
+        if not len(slots):
+            return None
+        n, pending = len(slots), sim.count(JOINING)
+        ratio = float(sim.obs_cpu[slots].mean()) / self.target
+        desired = n if abs(ratio - 1) <= self.tolerance else int(math.ceil(n * ratio))
+        desired = max(MIN_SIZE, desired)
+        self.recent.append((sim.t, desired))
+        while self.recent and self.recent[0][0] <= sim.t - self.stabilisation_s:
+            self.recent.popleft()
+        if desired > n + pending:
+            return Action(add=desired - n - pending, flavor=self.flavor, serialised=False,
+                          reason='CPU at %.0f%% of target' % (ratio * 100))
+        down = max(d for _, d in self.recent)
+        if down < n and not pending:
+            return Action(remove=self.youngest(sim, n - down), serialised=False,
+                          reason='CPU at %.0f%% of target' % (ratio * 100))
+        return None
+
+    def describe(self) -> str:
+        return ('target: CPU target %.0f%%, tolerance %.0f%%, scale-down window %.0f s'
+                % (self.target, self.tolerance * 100, self.stabilisation_s))
+
+
+class _Estimate:
+    """The fields of a CapacityEstimate the decision reads (cheap per VM)."""
+
+    __slots__ = ('load', 'capacity', 'bound')
+
+    def __init__(self, load: float, capacity: float, bound: str) -> None:
+        self.load, self.capacity, self.bound = load, capacity, bound
+
+
+class Elastman(Policy):
+    """elastman's controller on the simulated cluster.
+
+    The capacity model is trained online from ``probes`` VMs per flavour (a
+    bounded sample, spread over the load-share range, hottest first), and the
+    flavour model answers for every VM, as the registry does for any VM
+    without enough cells of its own. All VMs of a flavour see the same
+    workload mix, so the ray (and the capacity) is the same for all of them:
+    it is computed once per flavour and each VM keeps its own predicted load.
+    """
+
+    def __init__(self, predict: bool = True, policy: ScalingPolicy | None = None,
+                 params: ModelParams | None = None, probes: int = 4,
+                 ensemble: dict[str, Any] | None = None, series: str = 'total') -> None:
+        self.predict, self.series = predict, series
+        self.name = 'elastman' if predict else 'elastman-noprediction'
+        self.policy = policy
+        self.params = params or ModelParams()
+        self.probes = probes
+        self.ensemble_kwargs = dict(refit_interval=30, seasonal_periods=(288,))
+        self.ensemble_kwargs.update(ensemble or {})
+        self.decisions: collections.Counter = collections.Counter()
+
+    def start(self, sim):
+        super().start(sim)
+        if self.policy is None:
+            self.policy = ScalingPolicy(min_size=MIN_SIZE, max_size=100000,
+                                        replication_factor=sim.cfg.hardware.replication_factor,
+                                        slo_threshold_ms=sim.cfg.slo_ms)
+        self.registry = ModelRegistry(self.name, self.params.replace(
+            slo_threshold_ms=sim.cfg.slo_ms))
+        self.probe_ids: dict[str, list[int]] = {f.name: [] for f in sim.flavors}
+        self.ensemble = Ensemble(**self.ensemble_kwargs) if self.predict else None
+        self.horizon = max(1, int(math.ceil((sim.cfg.join_s * (1 + sim.cfg.join_jitter)
+                                             + sim.cfg.cleanup_s) / self.policy.control_period_s)))
+        self._pick_probes(sim)
+
+    def _pick_probes(self, sim: SimCluster) -> None:
+        serving = sim.serving_slots()
+        for fi, f in enumerate(sim.flavors):
+            live = [k for k in self.probe_ids[f.name] if k in sim.slot_of
+                    and sim.state[sim.slot_of[k]] == SERVING]
+            for k in set(self.probe_ids[f.name]) - set(live):
+                self.registry.unregister_node(str(k))
+            cand = serving[sim.flavor[serving] == fi]
+            cand = [int(sim.ordinal[s]) for s in cand[np.argsort(-sim.g[cand], kind='stable')]
+                    if int(sim.ordinal[s]) not in live]
+            want = self.probes - len(live)
+            if want > 0 and cand:
+                idx = np.unique(np.linspace(0, len(cand) - 1, want).astype(int))
+                for i in idx:
+                    live.append(cand[i])
+                    self.registry.register_node(str(cand[i]), f.name)
+            self.probe_ids[f.name] = live
+
+    def observe(self, sim):
+        t = sim.t
+        for f, ids in self.probe_ids.items():
+            for k in ids:
+                s = sim.slot_of.get(k)
+                if s is None or sim.state[s] != SERVING:
+                    continue
+                p99, size = float(sim.obs_p99[s]), float(sim.obs_size[s])
+                self.registry.add_sample({
+                    'cluster_id': self.name, 'node_id': str(k), 'ts': t, 'up': True,
+                    'interval_s': sim.trace.step_s,
+                    'reads_per_s': float(sim.obs_reads[s]),
+                    'writes_per_s': float(sim.obs_writes[s]),
+                    'read_bytes_mean': size, 'write_bytes_mean': size,
+                    'read_p50_ms': p99 * 0.15, 'read_p95_ms': p99 * 0.65, 'read_p99_ms': p99,
+                    'write_p50_ms': p99 * 0.1, 'write_p95_ms': p99 * 0.4,
+                    'write_p99_ms': p99 * 0.6})
+        if self.registry.is_due(t):
+            self.registry.refit(t)
+
+    def _forecast(self, sim: SimCluster) -> tuple[float, float, str]:
+        reads, writes = sim.period_reads, sim.period_writes
+        if not self.predict or not reads:
+            return (reads[-1] if reads else 0.0), (writes[-1] if writes else 0.0), 'current'
+        if self.series == 'total':
+            # one series (reads + writes), split by the last period's read share
+            hist = [r + w for r, w in zip(reads[-600:], writes[-600:])]
+            fc = self.ensemble.predict('total', hist, horizon=self.horizon)
+            total = max([hist[-1]] + list(fc.values))
+            share = reads[-1] / hist[-1] if hist[-1] > 0 else 0.5
+            return total * share, total * (1 - share), fc.chosen or '-'
+        out, chosen = [], []
+        for key, hist in (('reads', reads), ('writes', writes)):
+            fc = self.ensemble.predict(key, hist[-600:], horizon=self.horizon)
+            out.append(max([hist[-1]] + list(fc.values)))
+            chosen.append(fc.chosen or '-')
+        return out[0], out[1], '/'.join(chosen)
+
+    def control(self, sim):
+        self._pick_probes(sim)
+        m = sim.period_means()
+        slots = m['slots']
+        if not len(slots):
+            return None
+        pred_r, pred_w, chosen = self._forecast(sim)
+        ids = [str(int(sim.ordinal[s])) for s in slots]
+        current = {n: {'reads_per_s': r, 'writes_per_s': w}
+                   for n, r, w in zip(ids, m['reads'].tolist(), m['writes'].tolist())}
+        per_vm = wl.split_workload({'reads_per_s': pred_r, 'writes_per_s': pred_w}, current)
+        size = float(sim.trace.size[sim.minute - 1])
+        flavors = [sim.flavors[i].name for i in sim.flavor[slots]]
+        estimates = {}
+        for fname in set(flavors):
+            model = self.registry.flavor_model(fname)
+            if model is None:
+                continue
+            members = [n for n, f in zip(ids, flavors) if f == fname]
+            r = sum(per_vm[n]['reads_per_s'] for n in members) / len(members)
+            w = sum(per_vm[n]['writes_per_s'] for n in members) / len(members)
+            ray = cap_mod.capacity(model, self.registry.point_of(
+                {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
+                 'write_bytes_mean': size}))
+            for n in members:
+                estimates[n] = _Estimate(per_vm[n]['reads_per_s'] + per_vm[n]['writes_per_s'],
+                                         ray.capacity, ray.bound)
+        interf = sim.interference_index(slots)
+        nodes = [dec.NodeInfo(n, f, bool(sim.seed_flag[s]), float(i))
+                 for n, f, s, i in zip(ids, flavors, slots, interf)]
+        state = dec.ClusterState(nodes, sim.in_flight, sim.last_action_done, 0.0)
+        d = dec.decide(self.policy, state, estimates, sim.t,
+                       inputs={'forecaster': chosen})
+        self.decisions[d.blocked_by or d.kind] += 1
+        if d.kind == dec.SCALE_OUT:
+            return Action(add=d.count, flavor=d.flavor, reason=d.reason)
+        if d.kind == dec.SCALE_IN:
+            return Action(remove=[int(n) for n in d.remove_nodes], reason=d.reason)
+        return None
+
+    def describe(self) -> str:
+        p = self.policy
+        return ('%s: alpha=%g beta=%g cool-down %.0f s warm-up %.0f s%s'
+                % (self.name, p.alpha, p.beta, p.cooldown_s, p.warmup_s,
+                   ', forecast horizon %d periods' % self.horizon if self.predict else ''))
+
+
+class Oracle(Policy):
+    """Knows the future trace and every VM's true capacity factor."""
+
+    name = 'oracle'
+    period_s = 60.0
+    quantile = 0.99
+    margin = 1.0
+
+    def start(self, sim):
+        super().start(sim)
+        hw, t = sim.cfg.hardware, sim.trace
+        self.x = t.reads / hw.read_cap + t.writes * hw.replication_factor / hw.write_cap
+        self.s = t.size / hw.size_cap
+        self.lead = int(math.ceil(sim.cfg.join_s * (1 + sim.cfg.join_jitter) / 60.0)) + 1
+        self.hold = int(math.ceil(sim.cfg.decommission_s / 60.0)) + self.lead
+
+    def _need(self, sim: SimCluster, slots: np.ndarray, a: int, b: int) -> tuple[int, np.ndarray]:
+        i = sim.minute
+        win = slice(i, min(len(self.x), i + b))
+        if win.start >= win.stop:
+            win = slice(len(self.x) - 1, len(self.x))
+        # plan as if streaming (its own joins put the others into cleanup)
+        f = sim.f0[slots] * sim.flavor_factor[sim.flavor[slots]] * sim.interference[slots]
+        f = f * sim.cfg.streaming_penalty
+        head = np.maximum(f - float(self.s[win].max()), 1e-3)
+        ratio = sim.g[slots] / head
+        # the cluster p99 is the SLO: under 1% of the VMs above u = 1 is harmless,
+        # so size for the 99th percentile of the VMs' load-to-headroom ratio
+        worst = float(np.quantile(ratio, self.quantile)) * self.margin
+        n = float(self.x[win].max()) * worst / float(sim.g[slots].mean())
+        return max(MIN_SIZE, int(math.ceil(n))), ratio
+
+    def control(self, sim):
+        slots = sim.serving_slots()
+        if not len(slots):
+            return None
+        pending = sim.count(JOINING)
+        need_up, _ = self._need(sim, slots, 0, self.lead)
+        if need_up > len(slots) + pending:
+            return Action(add=need_up - len(slots) - pending, flavor=self.flavor,
+                          serialised=False, reason='needed in %d min' % self.lead)
+        need_hold, ratio = self._need(sim, slots, 0, self.hold)
+        surplus = len(slots) - need_hold
+        if surplus > 0 and not pending:
+            order = np.argsort(-ratio, kind='stable')
+            pick = [int(sim.ordinal[slots[j]]) for j in order
+                    if not sim.seed_flag[slots[j]]][:surplus]
+            return Action(remove=pick, serialised=False, reason='surplus %d' % surplus)
+        return None
+
+
+def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
+    """The policies by name, in the report's order."""
+    factories = {
+        'static': Static, 'reactive': Reactive, 'target': TargetTracking,
+        'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
+        'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
+        'oracle': Oracle}
+    names = list(names or factories)
+    unknown = set(names) - set(factories)
+    if unknown:
+        raise ValueError('unknown policies: %s' % ', '.join(sorted(unknown)))
+    return [factories[n]() for n in names]
+
+
+ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

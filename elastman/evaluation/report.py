@@ -1,0 +1,232 @@
+"""Run every policy on the same simulated trace and report side by side.
+
+Per policy: SLO-violation minutes (and % of the run), VM-hours, VM-hours
+relative to the oracle, number of actions, and the utility of seed 002,
+Ch. 5.8: ``U = VM_hours + penalty * violation_hours`` over a range of
+penalties. Writes ``summary.csv``, ``utility.csv``, ``timeseries.csv``,
+``actions.csv`` and ``report.png`` (VMs and p99 against time with the SLO
+line, like seed 000, Figs. 3.14/3.15). Same seed, same bytes.
+
+    python -m elastman.evaluation.report --trace weekly --nodes 1000 --days 7 \\
+        --seed 1 --out /tmp/sim
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any, Sequence
+
+import numpy as np
+from oslo_log import log as logging
+
+from elastman.evaluation import policies as pol
+from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import traces as tr
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_PENALTIES = (0.0, 10.0, 100.0, 1000.0)
+SUMMARY_FIELDS = ('policy', 'violation_minutes', 'violation_pct', 'vm_hours',
+                  'vm_hours_vs_oracle', 'actions', 'max_vms', 'mean_vms', 'p99_median_ms')
+
+
+def summarise(name: str, result: dict[str, Any], step_s: int) -> dict[str, Any]:
+    s = result['series']
+    minutes = len(s['t'])
+    viol = int(s['violation'].sum())
+    return {'policy': name, 'violation_minutes': viol * step_s / 60,
+            'violation_pct': 100.0 * viol / max(minutes, 1),
+            'vm_hours': float(s['vms'].sum()) * step_s / 3600.0,
+            'actions': len(result['actions']), 'max_vms': int(s['vms'].max()),
+            'mean_vms': float(s['vms'].mean()),
+            'p99_median_ms': float(np.median(s['p99']))}
+
+
+def run_all(trace: tr.Trace, names: Sequence[str], seed: int,
+            cfg: sim_mod.SimConfig | None = None,
+            flavors: Sequence[sim_mod.Flavor] | None = None,
+            progress: Any = None) -> dict[str, dict[str, Any]]:
+    """Every policy on the same trace, hardware lottery and seed."""
+    cfg = cfg or sim_mod.SimConfig()
+    flavors = list(flavors or [sim_mod.Flavor('m1.medium')])
+    out = {}
+    for p in pol.make(names):
+        t0 = time.monotonic()
+        res = sim_mod.run(trace, p, cfg, flavors, seed)
+        res['describe'] = p.describe()
+        res['elapsed_s'] = time.monotonic() - t0
+        out[p.name] = res
+        if progress:
+            progress('%-22s %6.1f s' % (p.name, res['elapsed_s']))
+    return out
+
+
+def tables(results: dict[str, dict[str, Any]], step_s: int,
+           penalties: Sequence[float]) -> tuple[list[dict], list[dict]]:
+    rows = [summarise(n, r, step_s) for n, r in results.items()]
+    ref = next((r['vm_hours'] for r in rows if r['policy'] == 'oracle'), None)
+    for r in rows:
+        r['vm_hours_vs_oracle'] = r['vm_hours'] / ref if ref else float('nan')
+    util = []
+    for r in rows:
+        for pen in penalties:
+            util.append({'policy': r['policy'], 'penalty': pen,
+                         'utility': r['vm_hours'] + pen * r['violation_minutes'] / 60.0})
+    return rows, util
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return '%.3f' % v
+    return str(v)
+
+
+def write_csv(path: str, rows: list[dict], fields: Sequence[str]) -> None:
+    with open(path, 'w') as f:
+        f.write(','.join(fields) + '\n')
+        for r in rows:
+            f.write(','.join(_fmt(r[k]) for k in fields) + '\n')
+
+
+def write_series(path: str, results: dict[str, dict[str, Any]]) -> None:
+    with open(path, 'w') as f:
+        f.write('policy,minute,load_ops,vms,serving,p99_ms,violation\n')
+        for name, res in results.items():
+            s = res['series']
+            for i in range(len(s['t'])):
+                f.write('%s,%d,%.0f,%d,%d,%.2f,%d\n' % (
+                    name, int(s['t'][i] // 60), s['load'][i], s['vms'][i],
+                    s['serving'][i], min(s['p99'][i], 1e6), s['violation'][i]))
+
+
+def write_actions(path: str, results: dict[str, dict[str, Any]]) -> None:
+    with open(path, 'w') as f:
+        f.write('policy,minute,kind,flavor,count,done_minute,reason\n')
+        for name, res in results.items():
+            for a in res['actions']:
+                f.write('%s,%d,%s,%s,%d,%d,"%s"\n' % (
+                    name, int(a.t // 60), a.kind, a.flavor, a.count, int(a.done_at // 60),
+                    a.reason.replace('"', "'")))
+
+
+def plot(path: str, results: dict[str, dict[str, Any]], slo_ms: float,
+         util: list[dict], title: str) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(4, 1, figsize=(11, 13), sharex=False,
+                           gridspec_kw={'height_ratios': [1, 2, 2, 1.4]})
+    first = next(iter(results.values()))['series']
+    hours = first['t'] / 3600.0
+    ax[0].plot(hours, first['load'], color='black', lw=0.8)
+    ax[0].set_ylabel('client ops/s')
+    ax[0].set_title(title)
+    for name, res in results.items():
+        s = res['series']
+        ax[1].plot(hours, s['vms'], lw=0.9, label=name)
+        ax[2].plot(hours, np.minimum(s['p99'], 50 * slo_ms), lw=0.6, label=name)
+    ax[1].set_ylabel('VMs')
+    ax[1].legend(fontsize=8, ncol=3)
+    ax[2].axhline(slo_ms, color='red', ls='--', lw=1, label='SLO')
+    ax[2].set_yscale('log')
+    ax[2].set_ylabel('cluster p99 read (ms)')
+    ax[2].set_xlabel('hours')
+    names = list(results)
+    pens = sorted({u['penalty'] for u in util})
+    width = 0.8 / max(len(pens), 1)
+    for j, pen in enumerate(pens):
+        vals = [next(u['utility'] for u in util if u['policy'] == n and u['penalty'] == pen)
+                for n in names]
+        ax[3].bar(np.arange(len(names)) + j * width, vals, width, label='penalty %g' % pen)
+    ax[3].set_xticks(np.arange(len(names)) + 0.4 - width / 2)
+    ax[3].set_xticklabels(names, fontsize=8)
+    ax[3].set_ylabel('utility (VM-h)')
+    ax[3].set_yscale('log')
+    ax[3].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80, metadata={'Software': None})
+    plt.close(fig)
+
+
+def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
+           names: Sequence[str] = pol.ALL, penalties: Sequence[float] = DEFAULT_PENALTIES,
+           progress: Any = None, png: bool = True) -> list[dict]:
+    """Run and write everything to ``out``; returns the summary rows."""
+    os.makedirs(out, exist_ok=True)
+    cfg = sim_mod.SimConfig()
+    trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
+    results = run_all(trace, names, seed, cfg, progress=progress)
+    rows, util = tables(results, trace.step_s, penalties)
+    write_csv(os.path.join(out, 'summary.csv'), rows, SUMMARY_FIELDS)
+    write_csv(os.path.join(out, 'utility.csv'), util, ('policy', 'penalty', 'utility'))
+    write_series(os.path.join(out, 'timeseries.csv'), results)
+    write_actions(os.path.join(out, 'actions.csv'), results)
+    with open(os.path.join(out, 'policies.txt'), 'w') as f:
+        for res in results.values():
+            f.write(res['describe'] + '\n')
+    if png:
+        plot(os.path.join(out, 'report.png'), results, cfg.slo_ms, util,
+             '%s trace, %d nodes, seed %d' % (trace.name, nodes, seed))
+    return rows
+
+
+def format_table(rows: list[dict]) -> str:
+    head = '%-22s %9s %7s %10s %8s %7s %7s' % ('policy', 'viol.min', 'viol.%', 'VM-hours',
+                                              'vs.orc', 'actions', 'max VMs')
+    lines = [head]
+    for r in rows:
+        lines.append('%-22s %9.0f %7.2f %10.1f %8.3f %7d %7d' % (
+            r['policy'], r['violation_minutes'], r['violation_pct'], r['vm_hours'],
+            r['vm_hours_vs_oracle'], r['actions'], r['max_vms']))
+    return '\n'.join(lines)
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument('--trace', default='weekly',
+                    help='shipped trace name (paper, weekly), ramp, or a CSV path')
+    ap.add_argument('--nodes', type=int, default=1000,
+                    help='scale: the peak needs about this many nominal VMs')
+    ap.add_argument('--days', type=float, default=None,
+                    help='length (default: the trace file length)')
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--out', required=True, help='output directory')
+    ap.add_argument('--policies', default=','.join(pol.ALL),
+                    help='comma-separated subset of %s' % ', '.join(pol.ALL))
+    ap.add_argument('--penalties', default=','.join('%g' % p for p in DEFAULT_PENALTIES),
+                    help='utility penalties, VM-hours per hour of SLO violation')
+    ap.add_argument('--no-png', action='store_true')
+
+
+def run_args(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    rows = report(args.trace, args.nodes, args.days, args.seed, args.out,
+                  [n.strip() for n in args.policies.split(',') if n.strip()],
+                  [float(p) for p in args.penalties.split(',') if p.strip()],
+                  progress=lambda m: print(m, file=sys.stderr, flush=True),
+                  png=not args.no_png)
+    print(format_table(rows))
+    print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
+    return 0
+
+
+def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
+    """``elastman-manage simulate ...``: the caller dispatches to ``args.func(args)``."""
+    ap = subparsers.add_parser('simulate', help='run the scaling policies on a simulated '
+                               'trace side by side and write the report')
+    add_arguments(ap)
+    ap.set_defaults(func=run_args)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog='python -m elastman.evaluation.report',
+                                 description=__doc__.split('\n')[0])
+    add_arguments(ap)
+    return run_args(ap.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The simulated cluster: latency aggregation, lifecycle, lottery."""
+import numpy as np
+import pytest
+
+from elastman.evaluation import simulator as sm
+from elastman.evaluation import traces as tr
+
+
+def test_aggregate_p99_of_equal_nodes_is_their_p99():
+    assert sm.aggregate_p99(np.full(10, 20.0), np.ones(10)) == pytest.approx(20.0)
+
+
+def test_aggregate_p99_is_dominated_by_a_hot_share_above_one_percent():
+    p = np.array([10.0] * 95 + [1000.0] * 5)        # 5% of the reads on hot VMs
+    assert sm.aggregate_p99(p, np.ones(100)) > 300      # 1000 ln5 / ln100 = 349
+    p = np.array([10.0] * 999 + [1000.0])           # 0.1%: hardly visible
+    assert sm.aggregate_p99(p, np.ones(1000)) < 15
+
+
+def _cluster(n=4, minutes=120):
+    trace = tr.load('ramp', 4, minutes / 1440.0, seed=3)
+    return sm.SimCluster(trace, sm.SimConfig(), [sm.Flavor('m1.medium')],
+                         {'m1.medium': n}, seed=3, noise_key='t')
+
+
+def test_join_and_decommission_timing():
+    c = _cluster()
+    c.step()
+    c.apply(sm.Action(add=1, flavor='m1.medium'))
+    assert c.vms == 5 and c.count(sm.JOINING) == 1 and c.in_flight
+    ready = c.ready_at[c.slot_of[4]]
+    assert 600 * 0.8 <= ready - c.t <= 600 * 1.2
+    while c.t < ready:
+        c.step()
+    assert c.count(sm.SERVING) == 5
+    assert c.in_flight                               # cleanup still running
+    c.apply(sm.Action(remove=[4]))
+    start = c.t
+    while c.t < start + 600:
+        assert c.vms == 5                            # billed while it decommissions
+        c.step()
+    assert c.vms == 4 and 4 not in c.slot_of
+
+
+def test_lottery_is_the_same_for_every_policy():
+    a, b = _cluster(), _cluster()
+    a.apply(sm.Action(add=3, flavor='m1.medium'))
+    b.apply(sm.Action(add=3, flavor='m1.medium'))
+    assert a.g.tolist() == b.g.tolist() and a.ready_at.tolist() == b.ready_at.tolist()
+    lot = sm.Lottery(3, sm.SimConfig(), 86400)
+    assert lot.props(2000) == sm.Lottery(3, sm.SimConfig(), 86400).props(2000)
+
+
+def test_more_vms_lower_latency():
+    trace = tr.load('ramp', 4, 0.05, seed=1)
+    lat = []
+    for n in (3, 6):
+        c = sm.SimCluster(trace, sm.SimConfig(), [sm.Flavor('m1.medium')],
+                          {'m1.medium': n}, seed=1, noise_key='x')
+        lat.append(np.median([c.step()['p99'] for _ in range(len(trace))]))
+    assert lat[1] < lat[0]
+
+
+def test_shipped_traces_are_what_the_generator_makes(tmp_path):
+    paths = tr.write_shipped(str(tmp_path))
+    for p in paths:
+        shipped = open(tr.shipped_dir() + '/' + p.rsplit('/', 1)[1]).read()
+        assert open(p).read() == shipped
+    t = tr.load('weekly', 100, 7, seed=1)
+    assert len(t) == 7 * 1440 and t.total.max() > 2.5 * t.total.min()
