@@ -9,10 +9,16 @@ from oslo_config import cfg
 
 GROUP = 'nova'
 
-nova_group = cfg.OptGroup(
-    GROUP, title='Nova compute driver',
-    help='Creates and deletes the servers of managed clusters through the '
-         'Compute API (compute driver "nova").')
+
+
+def _group():
+    # A new OptGroup per registration: ConfigOpts copies a group shallowly,
+    # so a shared one would share its options' overrides between instances.
+    return cfg.OptGroup(
+        GROUP, title='Nova compute driver',
+        help='Creates and deletes the servers of managed clusters through the '
+             'Compute API (compute driver "nova").')
+
 
 nova_opts = [
     cfg.StrOpt('cloud', default='',
@@ -91,14 +97,14 @@ nova_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(nova_group)
-    conf.register_opts(nova_opts, group=nova_group)
+    conf.register_group(_group())
+    conf.register_opts(nova_opts, group=GROUP)
     ks_loading.register_session_conf_options(conf, GROUP)
     ks_loading.register_auth_conf_options(conf, GROUP)
 
 
 def list_opts():
-    return [(nova_group,
+    return [(_group(),
              nova_opts
              + ks_loading.get_session_conf_options()
              + ks_loading.get_auth_common_conf_options()

@@ -66,7 +66,7 @@ svc_stop_all() {
         pids="$pids $(cat "$f")"; rm -f "$f"
     done
     for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    wait_gone 15 $pids || for p in $pids; do kill -KILL -- "-$p" 2>/dev/null || true; done
+    wait_gone 8 $pids || for p in $pids; do kill -KILL -- "-$p" 2>/dev/null || true; done
     if [ -e "$LAB/run/mariadb.pid" ]; then
         local m; m=$(cat "$LAB/run/mariadb.pid")
         kill -TERM "$m" 2>/dev/null || true
@@ -187,6 +187,7 @@ ram_allocation_ratio = 1.0
 disk_allocation_ratio = 1.0
 reserved_host_memory_mb = 0
 report_interval = 2
+graceful_shutdown_timeout = 3
 
 [api_database]
 connection = $(dburl nova_api)
@@ -261,11 +262,13 @@ start_mariadb() {
     die "MariaDB did not start"
 }
 
-# The synced databases depend only on the package versions and the DB port:
-# they are built once into the cache and copied for every start.
+# The synced databases depend only on the package versions, the DB port and
+# build_databases (bump DB_LAYOUT when changing it or my.cnf): they are built
+# once into the cache and copied for every start.
+DB_LAYOUT=1
 db_template_key() {
     { "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
-      echo "$P_DB"; sha256sum "$0" | cut -d' ' -f1; } | sha256sum | cut -c1-12
+      echo "$P_DB $DB_LAYOUT"; } | sha256sum | cut -c1-12
 }
 
 build_databases() {
