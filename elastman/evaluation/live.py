@@ -331,7 +331,13 @@ class Harness:
                       'connect_retries': 5},
             'local_cloud': {'network': s.network,
                             'jmx_port_base': s.jmx_port_base,
-                            'flavor': '%s:%s' % (s.flavor, s.flavor_spec)},
+                            'flavor': '%s:%s' % (s.flavor, s.flavor_spec),
+                            # a scale-out by several nodes bootstraps them
+                            # at once, which Cassandra refuses by default
+                            'jvm_options': [
+                                '-Dcassandra.ring_delay_ms=5000',
+                                '-Dcassandra.consistent.rangemovement='
+                                'false']},
         }
         for group, values in s.elastman_conf().items():
             groups.setdefault(group, {}).update(values)
@@ -464,7 +470,8 @@ class Harness:
             recent = [s for w, s in self.intervals if w >= now - 30]
             serving, total = self.node_polls[-1][1:] if self.node_polls \
                 else (0, 0)
-        ops = sum(s['ops_per_s'] or 0 for s in recent[-1:])
+        ops = sum(sum(o.get('count', 0) for o in s['ops'].values())
+                  for s in recent) / 30.0
         p99 = _weighted_p99([s for s in recent], 'READ')
         decision = self.last_decision()
         return ('[%5.1f/%.0f min] %-12s target %5s | client %5.0f ops/s, '
