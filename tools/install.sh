@@ -4,6 +4,7 @@
 #   tools/install.sh              python venv (.venv) + Cassandra jars
 #   tools/install.sh --rabbitmq   ... and RabbitMQ from the distribution
 #   tools/install.sh --libvirt    ... and libvirt + QEMU for the host agent
+#   tools/install.sh --nova       ... and the Nova test lab (MariaDB, a Nova venv; implies --rabbitmq)
 #   tools/install.sh --ycsb       ... and the YCSB workload driver (tools/ycsb)
 #
 # Environment:
@@ -17,12 +18,14 @@ CACHE=${ELASTMAN_CACHE:-$HOME/.cache/elastman}
 WITH_RABBITMQ=0
 WITH_LIBVIRT=0
 WITH_YCSB=0
+WITH_NOVA=0
 for arg in "$@"; do
     case $arg in
         --rabbitmq) WITH_RABBITMQ=1 ;;
         --libvirt) WITH_LIBVIRT=1 ;;
         --ycsb) WITH_YCSB=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --nova) WITH_NOVA=1; WITH_RABBITMQ=1 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -90,6 +93,9 @@ else
 fi
 if [ "$WITH_LIBVIRT" = 1 ]; then
     ELASTMAN_VENV=$VENV "$REPO/tools/install-libvirt.sh"
+fi
+if [ "$WITH_NOVA" = 1 ]; then
+    ELASTMAN_CACHE=$CACHE "$REPO/tools/nova-lab/install.sh"
 fi
 if [ "$WITH_YCSB" = 1 ]; then
     ELASTMAN_CACHE=$CACHE "$REPO/tools/ycsb/install.sh"
