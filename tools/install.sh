@@ -25,7 +25,7 @@ for arg in "$@"; do
         --libvirt) WITH_LIBVIRT=1 ;;
         --ycsb) WITH_YCSB=1 ;;
         --nova) WITH_NOVA=1; WITH_RABBITMQ=1 ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
