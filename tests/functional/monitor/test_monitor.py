@@ -62,7 +62,7 @@ def _rounds(mgr, count):
     for _ in range(count):
         t0 = time.monotonic()
         samples = mgr.sample_all()
-        out.append((time.monotonic(), samples))
+        out.append(((t0 + time.monotonic()) / 2, samples))
         time.sleep(max(0.0, INTERVAL - (time.monotonic() - t0)))
     return out
 
@@ -75,21 +75,29 @@ def test_samples_match_a_known_load(cluster, monitored, store):
     try:
         mgr.sample_all()                 # opens the JMX/CQL connections
         time.sleep(2)
+        t0 = time.monotonic()
         mgr.sample_all()                 # the reference reading
-        t_start = time.monotonic()
+        t_start = (t0 + time.monotonic()) / 2
         time.sleep(INTERVAL)
         rounds = _rounds(mgr, 3)
     finally:
         load.stop()
     t_end = rounds[-1][0]
     checked = []
-    for _, samples in rounds:
+    bounds = [t_start] + [t for t, _ in rounds]
+    for (t_a, t_b), (_, samples) in zip(zip(bounds, bounds[1:]), rounds):
         assert all(s['up'] for s in samples)
         reads = sum(s['reads_per_s'] for s in samples)
         writes = sum(s['writes_per_s'] for s in samples)
-        checked.append((reads, writes))
-        assert reads == pytest.approx(READS, rel=0.10)
-        assert writes == pytest.approx(WRITES, rel=0.10)
+        # what the client really completed in the same interval (on a
+        # loaded 2-core host the open loop can fall behind its schedule)
+        done_r = len(load.window(t_a, t_b, 'read')) / (t_b - t_a)
+        done_w = len(load.window(t_a, t_b, 'write')) / (t_b - t_a)
+        checked.append((round(reads, 1), round(done_r, 1), round(writes, 1),
+                        round(done_w, 1)))
+        assert reads == pytest.approx(done_r, rel=0.10)
+        assert writes == pytest.approx(done_w, rel=0.10)
+        assert done_r == pytest.approx(READS, rel=0.25)
         for s in samples:
             if s['reads_per_s'] > 5:
                 assert s['read_bytes_mean'] == pytest.approx(SIZE, rel=0.10)
@@ -103,7 +111,7 @@ def test_samples_match_a_known_load(cluster, monitored, store):
         w for _, w in weighted)
     client = load.window(t_start, t_end, 'read')
     client_p99 = load_mod.p(client, 0.99)
-    print('rates %s; read p99 monitor %.2f ms, client %.2f ms (client p50 '
+    print('rates (monitor, client) %s; read p99 monitor %.2f ms, client %.2f ms (client p50 '
           '%.2f ms, %d reads)' % (checked, monitor_p99, client_p99,
                                   statistics.median(client), len(client)))
     # Stated bound: the coordinator's p99 never exceeds the client's by more
