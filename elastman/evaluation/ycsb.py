@@ -100,7 +100,7 @@ class Target:
     heap: str = '256m'
 
 
-# -- parsing ------------------------------------------------------------------
+# -- parsing ----------------------------------------------------------------
 
 def _number(text: str) -> float | None:
     text = text.strip().replace(',', '')
@@ -194,7 +194,7 @@ def failures(summary: Mapping[str, Any]) -> int:
     return bad
 
 
-# -- commands -----------------------------------------------------------------
+# -- commands ---------------------------------------------------------------
 
 def classpath(target: Target) -> str:
     lib = os.path.expanduser(target.lib_dir)
@@ -262,7 +262,7 @@ def write_properties(path: str, props: Mapping[str, str]) -> str:
     return path
 
 
-# -- schema ---------------------------------------------------------------------
+# -- schema -----------------------------------------------------------------
 
 def ensure_schema(target: Target, fieldcount: int) -> None:
     """Create the keyspace and the table (key + ``fieldcount`` blob columns)
@@ -296,7 +296,7 @@ def ensure_schema(target: Target, fieldcount: int) -> None:
         cluster.shutdown()
 
 
-# -- running --------------------------------------------------------------------
+# -- running ----------------------------------------------------------------
 
 @dataclasses.dataclass
 class PhaseResult:

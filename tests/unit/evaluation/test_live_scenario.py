@@ -4,7 +4,8 @@ import os
 
 import pytest
 
-from elastman.evaluation import live
+from elastman.evaluation import live_records
+from elastman.evaluation import live_scenario
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -20,7 +21,7 @@ def _doc(**over):
 
 
 def test_parse_and_expand_ramp():
-    s = live.parse_scenario(_doc(defaults={'threads': 8}))
+    s = live_scenario.parse_scenario(_doc(defaults={'threads': 8}))
     assert [p.name for p in s.phases] == ['a', 'ramp.1', 'ramp.2', 'ramp.3']
     assert [p.target for p in s.phases] == [100, 100, 200, 300]
     assert s.phases[1].read_proportion == 0.5
@@ -28,13 +29,14 @@ def test_parse_and_expand_ramp():
     assert s.phases[1].record_bytes == 4000
     assert all(p.threads == 8 for p in s.phases)
     assert s.duration_s == 240
-    assert [(a, b) for a, b, _ in live.schedule(s)] == [
+    assert [(a, b) for a, b, _ in live_scenario.schedule(s)] == [
         (0, 60), (60, 120), (120, 180), (180, 240)]
 
 
 def test_policy_and_config_defaults():
-    s = live.parse_scenario(_doc(policy={'max_size': 8},
-                                 elastman={'actuator': {'control_period': 30}}))
+    s = live_scenario.parse_scenario(_doc(policy={'max_size': 8},
+                                 elastman={'actuator': {
+                                     'control_period': 30}}))
     policy = s.scaling_policy()
     assert policy['slo_threshold_ms'] == 50
     assert policy['max_size'] == 8 and policy['min_size'] == 3
@@ -59,13 +61,13 @@ def test_policy_and_config_defaults():
      'bounds'),
 ])
 def test_invalid(doc, match):
-    with pytest.raises(live.ScenarioError, match=match):
-        live.parse_scenario(doc)
+    with pytest.raises(live_scenario.ScenarioError, match=match):
+        live_scenario.parse_scenario(doc)
 
 
 @pytest.mark.parametrize('name', ['smoke.yaml', 'paper.yaml'])
 def test_shipped_scenarios_load(name):
-    s = live.load_scenario(os.path.join(REPO, 'scenarios', name))
+    s = live_scenario.load_scenario(os.path.join(REPO, 'scenarios', name))
     assert s.phases and s.size == 3
     assert s.network.startswith('127.0.80.')
     assert s.jmx_port_base == 17600
@@ -74,7 +76,7 @@ def test_shipped_scenarios_load(name):
 
 
 def test_minute_rows_and_decisions():
-    s = live.parse_scenario(_doc())
+    s = live_scenario.parse_scenario(_doc())
     t0 = 1000.0
     status = {'ops_per_s': 100.0, 'ops': {
         'READ': {'count': 900, 'p99_us': 20000.0},
@@ -94,7 +96,8 @@ def test_minute_rows_and_decisions():
     actions = [{'kind': 'scale_out', 'created_at': ts(t0 + 65),
                 'updated_at': ts(t0 + 125), 'state': 'SUCCEEDED',
                 'step': 'done', 'params': {'count': 1, 'flavor': 'eval'}}]
-    rows = live.minute_rows(t0, s, [], intervals, polls, samples, actions)
+    rows = live_records.minute_rows(t0, s, [], intervals, polls, samples,
+                                    actions)
     assert len(rows) == 4
     first = rows[0]
     assert first['phase'] == 'a' and first['target_ops'] == 100
@@ -122,15 +125,15 @@ def test_minute_rows_and_decisions():
                        .isoformat()}},
                    'model_versions': {'vm': {'node-1': 3},
                                       'flavor': {'eval': 2}}}}}]
-    d = live.decision_rows(t0, decisions)[0]
+    d = live_records.decision_rows(t0, decisions)[0]
     assert d['kind'] == 'scale_out' and d['forecast_used']
     assert d['reads_forecast'] == 812 and d['reads_forecaster'] == 'arima_110'
     assert d['forecast_age_s'] == pytest.approx(14)
     assert d['vm_models'] == 'node-1=v3' and d['flavor_models'] == 'eval=v2'
     assert d['bounds'] == 'exact:2 lower:1'
-    arows = live.action_rows(t0, actions)
-    summary = live.summarise(s, rows, arows, [d])
+    arows = live_records.action_rows(t0, actions)
+    summary = live_records.summarise(s, rows, arows, [d])
     assert summary['violation_minutes'] == 1
     assert summary['max_nodes'] == 4
     assert summary['acting_decisions'][0]['reads_forecaster'] == 'arima_110'
-    assert 'arima_110' in live.format_summary(summary)
+    assert 'arima_110' in live_records.format_summary(summary)

@@ -1,0 +1,209 @@
+"""Scenario files of the live evaluation (``scenarios/*.yaml``).
+
+A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
+policy and elastman settings for the run, and the YCSB phases: each with a
+duration, a target throughput (or a ``[from, to]`` ramp in steps), a
+read/update mix and a record size, as in seed 000, Table 3.1.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+import yaml
+
+from elastman.evaluation import ycsb
+
+MINUTE = 60.0
+DEFAULT_ELASTMAN = {
+    'monitor': {'sampling_interval': 10},
+    'trainer': {'update_period': 60},
+    'predictor': {'period': 30, 'horizon': 10},
+    'actuator': {'control_period': 60, 'join_timeout': 420,
+                 'forecast_max_age': 300},
+}
+DEFAULT_POLICY = {'slo_metric': 'read_p99_ms', 'min_size': 3, 'max_size': 6,
+                  'alpha': 1.0, 'beta': 0.5, 'control_period_s': 60,
+                  'cooldown_s': 120, 'warmup_s': 600, 'dry_run': False}
+PHASE_KEYS = {'name', 'minutes', 'seconds', 'target', 'steps', 'read',
+              'update', 'insert', 'fieldcount', 'fieldlength', 'threads',
+              'distribution'}
+
+
+class ScenarioError(ValueError):
+    """A scenario file is invalid."""
+
+
+# -- scenarios --------------------------------------------------------------
+
+@dataclasses.dataclass
+class Scenario:
+    """A live evaluation: cluster, SLO, elastman settings and YCSB phases."""
+
+    name: str
+    phases: list[ycsb.Phase]
+    description: str = ''
+    slo_ms: float = 35.0
+    size: int = 3
+    flavor: str = 'eval'
+    flavor_spec: str = 'cpu=0.5,heap=384M'
+    network: str = '127.0.80.0/25'
+    jmx_port_base: int = 17600
+    store_address: str = '127.0.80.200'
+    policy: dict[str, Any] = dataclasses.field(default_factory=dict)
+    elastman: dict[str, dict[str, Any]] = dataclasses.field(
+        default_factory=dict)
+    recordcount: int = 10000
+    consistency: str = 'ONE'
+    replication_factor: int = 3
+    load: ycsb.Phase | None = None
+
+    @property
+    def duration_s(self) -> float:
+        return sum(p.duration_s for p in self.phases)
+
+    def scaling_policy(self) -> dict[str, Any]:
+        policy = dict(DEFAULT_POLICY, slo_threshold_ms=self.slo_ms,
+                      flavors=[self.flavor])
+        policy.update(self.policy)
+        return policy
+
+    def elastman_conf(self) -> dict[str, dict[str, Any]]:
+        groups = {g: dict(v) for g, v in DEFAULT_ELASTMAN.items()}
+        groups['trainer']['slo_threshold_ms'] = self.slo_ms
+        for group, values in self.elastman.items():
+            groups.setdefault(group, {}).update(values)
+        return groups
+
+
+def _expand(raw: Mapping[str, Any], defaults: Mapping[str, Any],
+            index: int) -> list[ycsb.Phase]:
+    """One YAML phase as one or more Phases (a ramp becomes steps)."""
+    unknown = set(raw) - PHASE_KEYS
+    if unknown:
+        raise ScenarioError('phase %d: unknown keys %s'
+                            % (index + 1, ', '.join(sorted(unknown))))
+    item = dict(defaults)
+    item.update(raw)
+    name = str(item.get('name') or 'phase%d' % (index + 1))
+    if 'minutes' in item:
+        duration = float(item['minutes']) * MINUTE
+    elif 'seconds' in item:
+        duration = float(item['seconds'])
+    else:
+        raise ScenarioError('phase %s: needs minutes or seconds' % name)
+    target = item.get('target')
+    if isinstance(target, (list, tuple)):
+        if len(target) != 2:
+            raise ScenarioError('phase %s: a ramp target is [from, to]' % name)
+        start, end = (float(t) for t in target)
+        steps = int(item.get('steps') or max(1, round(duration / MINUTE)))
+    elif isinstance(target, (int, float)) and not isinstance(target, bool):
+        start = end = float(target)
+        steps = 1
+    else:
+        raise ScenarioError('phase %s: target must be a number or [from, to]'
+                            % name)
+    read = float(item.get('read', 0.95))
+    update = float(item.get('update', max(0.0, 1.0 - read)))
+    phases = []
+    for i in range(steps):
+        frac = i / (steps - 1) if steps > 1 else 0.0
+        try:
+            phases.append(ycsb.Phase(
+                name if steps == 1 else '%s.%d' % (name, i + 1),
+                duration_s=duration / steps,
+                target=round(start + (end - start) * frac),
+                read_proportion=read, update_proportion=update,
+                insert_proportion=float(item.get('insert', 0.0)),
+                fieldcount=int(item.get('fieldcount', 10)),
+                fieldlength=int(item.get('fieldlength', 100)),
+                threads=int(item.get('threads', 16)),
+                distribution=str(item.get('distribution', 'uniform'))))
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(str(exc))
+    return phases
+
+
+def parse_scenario(data: Mapping[str, Any]) -> Scenario:
+    """Build a Scenario from its YAML document (see scenarios/*.yaml)."""
+    if not isinstance(data, Mapping):
+        raise ScenarioError('a scenario is a mapping')
+    known = {'name', 'description', 'slo_ms', 'cluster', 'policy',
+             'elastman', 'ycsb', 'phases', 'defaults'}
+    unknown = set(data) - known
+    if unknown:
+        raise ScenarioError('unknown keys: %s' % ', '.join(sorted(unknown)))
+    defaults = dict(data.get('defaults') or {})
+    raw_phases = data.get('phases')
+    if not raw_phases or not isinstance(raw_phases, list):
+        raise ScenarioError('phases: a non-empty list is required')
+    phases = []
+    for i, raw in enumerate(raw_phases):
+        if not isinstance(raw, Mapping):
+            raise ScenarioError('phase %d is not a mapping' % (i + 1))
+        phases.extend(_expand(raw, defaults, i))
+    names = [p.name for p in phases]
+    if len(set(names)) != len(names):
+        raise ScenarioError('phase names must be unique')
+    cluster = dict(data.get('cluster') or {})
+    bad = set(cluster) - {'size', 'flavor', 'flavor_spec', 'network',
+                          'jmx_port_base', 'store_address',
+                          'replication_factor'}
+    if bad:
+        raise ScenarioError('cluster: unknown keys %s'
+                            % ', '.join(sorted(bad)))
+    work = dict(data.get('ycsb') or {})
+    bad = set(work) - {'recordcount', 'consistency', 'load'}
+    if bad:
+        raise ScenarioError('ycsb: unknown keys %s' % ', '.join(sorted(bad)))
+    load_raw = dict(work.get('load') or {})
+    load_raw.setdefault('seconds', 3600)
+    load_raw.setdefault('target', 0)
+    load_raw.setdefault('name', 'load')
+    load_raw.setdefault('read', 0.0)
+    load_raw.setdefault('update', 0.0)
+    load_raw.setdefault('insert', 1.0)
+    load = _expand(load_raw, {k: v for k, v in defaults.items()
+                              if k in ('fieldcount', 'fieldlength',
+                                       'threads')}, -1)[0]
+    try:
+        scenario = Scenario(
+            name=str(data.get('name') or 'scenario'), phases=phases,
+            description=str(data.get('description') or '').strip(),
+            slo_ms=float(data.get('slo_ms', 35.0)),
+            policy=dict(data.get('policy') or {}),
+            elastman={str(g): dict(v) for g, v in
+                      (data.get('elastman') or {}).items()},
+            recordcount=int(work.get('recordcount', 10000)),
+            consistency=str(work.get('consistency', 'ONE')).upper(),
+            load=load, **cluster)
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError(str(exc))
+    if scenario.slo_ms <= 0 or scenario.size < 1 or scenario.recordcount < 1:
+        raise ScenarioError('slo_ms, cluster size and recordcount must be '
+                            'positive')
+    policy = scenario.scaling_policy()
+    if not policy['min_size'] <= scenario.size <= policy['max_size']:
+        raise ScenarioError('cluster size %d is outside the policy bounds '
+                            '[%d, %d]' % (scenario.size, policy['min_size'],
+                                          policy['max_size']))
+    return scenario
+
+
+def load_scenario(path: str) -> Scenario:
+    try:
+        with open(path) as f:
+            data = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ScenarioError('%s: %s' % (path, exc))
+    return parse_scenario(data)
+
+
+def schedule(scenario: Scenario) -> list[tuple[float, float, ycsb.Phase]]:
+    """(start offset, end offset, phase) of every phase, in seconds."""
+    out, t = [], 0.0
+    for p in scenario.phases:
+        out.append((t, t + p.duration_s, p))
+        t += p.duration_s
+    return out
