@@ -5,7 +5,8 @@
 #
 # Installs MariaDB from the distribution (the lab runs a private instance of
 # it; the system service is not used) and a separate virtualenv holding a
-# pinned Nova, Placement and Glance. Nothing here starts a service.
+# pinned Nova, Placement and Glance, then builds the lab's synced databases
+# once (a private MariaDB runs for that, and is stopped again).
 #
 # Environment:
 #   ELASTMAN_CACHE       cache directory          (default: ~/.cache/elastman)
@@ -25,9 +26,6 @@ if ! command -v mariadbd >/dev/null && ! [ -x /usr/sbin/mariadbd ]; then
     DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends \
         mariadb-server mariadb-client >/dev/null
 fi
-# The lab only needs the binaries: never leave the distribution's service up.
-command -v curl >/dev/null || {
-    DEBIAN_FRONTEND=noninteractive apt-get -qq install -y --no-install-recommends curl >/dev/null; }
 
 STAMP=$NOVA_VENV/.nova-lab-installed
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$PACKAGES" ]; then
@@ -43,4 +41,6 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$PACKAGES" ]; then
 else
     log "nova lab virtualenv up to date ($NOVA_VENV)"
 fi
+# the synced databases every lab start copies (once per Nova version)
+"$(dirname "$0")/lab.sh" prepare
 log "done"

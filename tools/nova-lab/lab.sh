@@ -4,6 +4,7 @@
 # Neutron stand-in, and a private MariaDB. No Keystone: a paste filter turns the
 # token "<user>:<project>" into identity headers. See doc/source/nova.rst.
 #
+#   tools/nova-lab/lab.sh prepare   build the synced-database template (install.sh does)
 #   tools/nova-lab/lab.sh start     fresh lab (stops an old one first)
 #   tools/nova-lab/lab.sh stop      stop every process of the lab
 #   tools/nova-lab/lab.sh status    which processes run
@@ -293,8 +294,10 @@ build_databases() {
     wait $p2 || die "glance db sync failed"
 }
 
+template_dir() { echo "$CACHE/nova-lab-db-$(db_template_key)"; }
+
 prepare_databases() {
-    local template; template=$CACHE/nova-lab-db-$(db_template_key)
+    local template; template=$(template_dir)
     if [ -f "$template/.complete" ]; then
         cp -a "$template/mysql" "$LAB/mysql"
         start_mariadb
@@ -360,6 +363,15 @@ start() {
     step "computes up, hosts mapped: lab ready (nova http://127.0.0.1:$P_NOVA/v2.1)"
 }
 
+prepare() {   # the template only, in a throwaway lab directory
+    [ -f "$(template_dir)/.complete" ] && { step "database template present"; return 0; }
+    port_free "$P_DB" || die "port $P_DB is in use"
+    LAB=$(mktemp -d "${TMPDIR:-/tmp}/nova-lab-prepare.XXXXXX")
+    trap 'svc_stop_all; rm -rf "$LAB"' EXIT
+    write_configs
+    prepare_databases
+}
+
 status() {
     local f
     for f in "$LAB"/run/*.pid; do
@@ -371,8 +383,9 @@ status() {
 }
 
 case ${1:-} in
+    prepare) prepare ;;
     start) start ;;
     stop) svc_stop_all; step "stopped" ;;
     status) status ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
 esac
