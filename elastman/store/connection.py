@@ -1,6 +1,8 @@
 """Connecting to elastman's Cassandra store."""
 from __future__ import annotations
 
+import logging as std_logging
+
 import cassandra
 from cassandra import auth
 from cassandra import cluster as cql_cluster
@@ -49,7 +51,15 @@ def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
                         cql_cluster.NoHostAvailable),
                     reraise=True)
     def _connect():
-        return cluster.connect(keyspace)
+        # The driver logs each refused connection with a traceback; the
+        # outcome is reported below as one StoreUnavailable line instead.
+        driver_log = logging.getLogger('cassandra.cluster').logger
+        level = driver_log.level
+        driver_log.setLevel(std_logging.CRITICAL)
+        try:
+            return cluster.connect(keyspace)
+        finally:
+            driver_log.setLevel(level)
 
     try:
         return _connect()
