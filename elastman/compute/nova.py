@@ -1,4 +1,4 @@
-"""The ``nova`` compute driver: servers of a managed cluster through openstacksdk.
+"""The ``nova`` compute driver: a cluster's servers through openstacksdk.
 
 Every server carries the cluster in its metadata (``base.CLUSTER_TAG``) and, at
 microversion 2.52 or later, as the server tags ``elastman`` and

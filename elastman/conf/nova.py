@@ -4,6 +4,8 @@ Authentication is either a cloud of ``clouds.yaml`` (``cloud``) or keystoneauth
 options in this group (``auth_type``, ``auth_url``, ``username``, ...; the
 session options ``cafile``, ``insecure``, ``timeout``, ... apply as well).
 """
+import copy
+
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
@@ -103,9 +105,18 @@ def register_opts(conf):
     ks_loading.register_auth_conf_options(conf, GROUP)
 
 
+def _password_opts():
+    """The password plugin's options, for the sample: keystoneauth marks
+    auth-url required, yet a clouds.yaml cloud or another plugin needs none."""
+    opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
+    for opt in opts:
+        opt.required = False
+    return opts
+
+
 def list_opts():
     return [(_group(),
              nova_opts
              + ks_loading.get_session_conf_options()
              + ks_loading.get_auth_common_conf_options()
-             + ks_loading.get_auth_plugin_conf_options('password'))]
+             + _password_opts())]

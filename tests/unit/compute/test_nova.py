@@ -408,7 +408,7 @@ def test_client_errors_are_not_retried(driver, conn):
     assert len(calls(conn, 'get_server')) == 1
 
 
-# client lifecycle and configuration --------------------------------------------
+# client lifecycle and configuration ----------------------------------------
 def test_close(driver, conn):
     driver.close()
     driver.close()

@@ -1,8 +1,9 @@
 """Paste filter standing in for nova's removed noauth2 (lab use only).
 
-X-Auth-Token "<user>:<project>" becomes the identity headers NovaKeystoneContext
-reads. User "admin" gets admin,member,reader; others member,reader (an X-Roles
-header from the client wins). No token means admin:admin.
+X-Auth-Token "<user>:<project>" becomes the identity headers that
+NovaKeystoneContext reads. User "admin" gets admin,member,reader; others
+member,reader (an X-Roles header from the client wins). No token means
+admin:admin.
 """
 
 
