@@ -19,8 +19,10 @@ from oslo_log import log as logging
 
 from elastman.actuator import controller as controller_mod
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import hostevents
 from elastman.common import exception
 from elastman.common import manager
+from elastman.common import rpc
 from elastman.compute import base as compute
 
 LOG = logging.getLogger(__name__)
@@ -57,8 +59,17 @@ class ActuatorManager(manager.Manager):
                                                     self.driver)
         self._pool = futures.ThreadPoolExecutor(
             self.conf.actuator.workers, thread_name_prefix='action')
+        self._listener = None
+        if self.transport is not None:
+            self._listener = rpc.get_listener(
+                self.conf, rpc.get_notification_transport(self.conf),
+                [hostevents.HostEventsEndpoint(self.store)], pool='actuator')
+            self._listener.start()
 
     def stop(self) -> None:
+        if getattr(self, '_listener', None) is not None:
+            self._listener.stop()
+            self._listener.wait()
         if self._pool is not None:
             # running actions finish their current step or are resumed by
             # the next actuator: the journal says where they were

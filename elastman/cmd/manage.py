@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 
@@ -127,7 +128,7 @@ def add_command_parsers(subparsers) -> None:
 
 # Offline tools that bring their own sub-command (module.add_subparser).
 _TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer',
-                 'elastman.evaluation.live')
+                 'elastman.evaluation.live', 'elastman.evaluation.report')
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',
@@ -138,7 +139,10 @@ command_opt = cfg.SubCommandOpt('command', title='Commands',
 def main(argv: list[str]) -> int:
     CONF.register_cli_opt(command_opt)
     config.parse_args(argv)
-    return CONF.command.func()
+    func = CONF.command.func
+    # sub-commands of offline tools take their parsed arguments
+    return func(CONF.command) if inspect.signature(func).parameters \
+        else func()
 
 
 if __name__ == '__main__':
