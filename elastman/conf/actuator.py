@@ -38,7 +38,10 @@ actuator_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(actuator_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = actuator_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(actuator_opts, group=actuator_group)
 
 

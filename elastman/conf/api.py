@@ -20,7 +20,10 @@ api_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(api_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = api_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(api_opts, group=api_group)
 
 

@@ -32,7 +32,10 @@ cassandra_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(cassandra_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = cassandra_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(cassandra_opts, group=cassandra_group)
 
 

@@ -91,7 +91,10 @@ hostagent_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(hostagent_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = hostagent_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(hostagent_opts, group=hostagent_group)
 
 

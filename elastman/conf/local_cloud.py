@@ -58,7 +58,10 @@ local_cloud_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(local_cloud_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = local_cloud_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(local_cloud_opts, group=local_cloud_group)
 
 

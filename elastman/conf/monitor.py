@@ -27,7 +27,10 @@ monitor_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(monitor_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = monitor_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(monitor_opts, group=monitor_group)
 
 

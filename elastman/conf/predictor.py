@@ -104,7 +104,10 @@ predictor_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(predictor_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = predictor_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(predictor_opts, group=predictor_group)
 
 

@@ -20,7 +20,10 @@ rpc_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(rpc_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = rpc_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(rpc_opts, group=rpc_group)
 
 

@@ -44,7 +44,10 @@ store_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(store_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = store_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(store_opts, group=store_group)
 
 

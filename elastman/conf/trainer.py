@@ -57,7 +57,10 @@ trainer_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(trainer_group)
+    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
+    group = trainer_group
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
     conf.register_opts(trainer_opts, group=trainer_group)
 
 

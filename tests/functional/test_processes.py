@@ -9,6 +9,7 @@ import urllib.request
 
 from elastman.common import context
 from elastman.common import rpc
+from elastman.monitor import manager as monitor_manager
 from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services
 
@@ -77,7 +78,8 @@ def test_rpc_call_across_processes_over_rabbit(conf, config_file, rabbit):
                                server='monitor-under-test')
         assert status['worker'] == 'monitor'
         assert status['host'] == 'monitor-under-test'
-        assert status['rpc_api_version'] == '1.0'
+        assert status['rpc_api_version'] == \
+            monitor_manager.MonitorManager.target.version
         transport.cleanup()
 
         assert worker.terminate() == 0, worker.output

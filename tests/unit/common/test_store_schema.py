@@ -12,7 +12,12 @@ def conf():
     conf = cfg.ConfigOpts()
     store_conf.register_opts(conf)
     conf([], default_config_files=[])
-    return conf
+    yield conf
+    # OptGroup objects are shared between ConfigOpts instances, and so are
+    # their overrides: leave nothing behind for the global CONF.
+    conf.clear_override('replication_strategy', 'store')
+    conf.clear_override('datacenter_replication', 'store')
+    conf.clear_override('replication_factor', 'store')
 
 
 def test_simple_strategy(conf):
