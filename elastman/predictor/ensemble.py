@@ -229,8 +229,11 @@ class SeriesPredictor:
     def _run(
         self, name: str, fc: Any, history: np.ndarray, horizon: int
     ) -> np.ndarray:
-        fc.update(history)
-        return fc.predict(horizon)
+        try:
+            fc.update(history)
+            return fc.predict(horizon)
+        finally:
+            fc.release()
 
     def step(
         self,

@@ -17,7 +17,12 @@ import numpy as np
 
 def clean(values: Iterable[Optional[float]]) -> np.ndarray:
     """Return a finite, non-negative copy of ``values`` (possibly shorter)."""
-    y = np.array([np.nan if v is None else v for v in values], dtype=float)
+    if isinstance(values, np.ndarray):
+        y = values.astype(float)  # a copy
+    else:
+        y = np.array(
+            [np.nan if v is None else v for v in values], dtype=float
+        )
     y[~np.isfinite(y)] = np.nan
     ok = ~np.isnan(y)
     if not ok.any():

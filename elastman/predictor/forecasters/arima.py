@@ -6,7 +6,7 @@ second-order autoregressive, ARIMA(0,1,0) random walk.  Models without
 differencing carry a constant (the mean); differenced models carry a drift.
 """
 
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from statsmodels.tsa.arima.model import ARIMA
@@ -26,6 +26,7 @@ class ArimaForecaster(Forecaster):
         p, d, q = self.order
         self.min_history = max(4, 2 * (p + d + q) + 2)
         self._res = None
+        self._params: Optional[np.ndarray] = None
 
     @property
     def name(self) -> str:
@@ -46,16 +47,19 @@ class ArimaForecaster(Forecaster):
                 method='burg' if self.order[2] == 0 else 'hannan_rissanen',
                 cov_type='none',
             )
-        except (
-            Exception
-        ):  # e.g. a non-invertible first stage; fall back to MLE
+        except Exception:
+            # e.g. a non-invertible first stage: fall back to MLE
             res = model.fit(cov_type='none')
         if not np.all(np.isfinite(res.params)):
             raise ForecastError('%s: non-finite parameters' % self.name)
-        self._res = res
+        # Keep only what forecasting needs: a low-memory filter pass with
+        # the estimated parameters (the full fit results are ~0.3 MB).
+        self._res = None
+        self._params = res.params
+        self._refresh(y)
 
     def _refresh(self, y: np.ndarray) -> None:
-        if self._res is None:
+        if self._params is None:
             self._fit(y)
             return
         # Same parameters on the new window: one Kalman filter pass, no
@@ -65,8 +69,11 @@ class ArimaForecaster(Forecaster):
         model = self._model(y / self._scale)
         model.ssm.initialize_approximate_diffuse()
         self._res = model.filter(
-            self._res.params, cov_type='none', low_memory=True
+            self._params, cov_type='none', low_memory=True
         )
+
+    def release(self) -> None:
+        self._res = None  # parameters are kept; refresh re-filters
 
     def _predict(self, steps: int) -> np.ndarray:
         if self._res is None:

@@ -140,6 +140,13 @@ class Forecaster(abc.ABC):
             )
         return np.maximum(out, 0.0)
 
+    def release(self) -> None:
+        """Drop what only :meth:`predict` needs until the next update.
+
+        Called by the ensemble after each round to keep the memory per series
+        small; :meth:`update` rebuilds it.
+        """
+
     @abc.abstractmethod
     def _fit(self, y: np.ndarray) -> None:
         """Estimate parameters on ``y`` (non-constant, finite, long enough)."""

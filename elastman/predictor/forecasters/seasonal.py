@@ -74,40 +74,46 @@ class HoltWintersForecaster(Forecaster):
             optimized=False,
         )
 
-    def _keep(
-        self, res: Any, y: np.ndarray, season_before: Optional[np.ndarray]
-    ) -> None:
-        """Keep the last two states (to restart one point back), the tail."""
+    def _keep(self, res: Any, y: np.ndarray, before: Any = None) -> None:
+        """Keep the last three states (to restart two points back).
+
+        ``before`` are the (level, trend, seasons) that preceded a short
+        continuation run, so that three states are known after it.
+        """
         if not np.isfinite(res.level[-1]):
             raise ForecastError('holt_winters: non-finite state')
         self._res = res
-        self._level = np.asarray(res.level[-2:], dtype=float)
-        self._trend = np.asarray(res.trend[-2:], dtype=float)
+        level = np.asarray(res.level, dtype=float)
+        trend = np.asarray(res.trend, dtype=float)
+        season = np.asarray(res.season, dtype=float) if self._season else None
+        if before is not None:
+            level = np.r_[before[0], level]
+            trend = np.r_[before[1], trend]
+            if self._season:
+                season = np.r_[before[2], season]
+        self._level, self._trend = level[-3:], trend[-3:]
         if self._season:
-            hist = np.asarray(res.season, dtype=float)
-            if season_before is not None:
-                hist = np.r_[season_before, hist]
-            self._seasons = hist[-(self._season + 1):]
+            self._seasons = season[-(self._season + 2):]
         self._last = y[-_ALIGN:].copy()
 
     def _fit(self, y: np.ndarray) -> None:
         self._season = self._pick_season(y.size)
         # Estimating one initial value per season slot is slow for long
         # seasons; the heuristic start is good enough and bounded in cost.
-        # No brute-force grid start: 5-10x faster, same fit on workload series.
-        res = self._model(y, 'heuristic' if self._season else 'estimated').fit(
-            use_brute=False
-        )
+        # No brute-force grid start: 5-10x faster, same fit on workload
+        # series.
+        init = 'heuristic' if self._season else 'estimated'
+        res = self._model(y, init).fit(use_brute=False)
         self._params = {
             k: res.params.get(k)
-            for k in (
-                'smoothing_level',
-                'smoothing_trend',
-                'smoothing_seasonal',
-                'damping_trend',
-            )
+            for k in ('smoothing_level', 'smoothing_trend',
+                      'smoothing_seasonal', 'damping_trend')
         }
-        self._keep(res, y, None)
+        self._keep(res, y)
+        # Continue over the last two points from the saved states: the
+        # same forecast, but the kept results no longer hold the whole
+        # window (a full fit's results are ~1 MB on a two-week window).
+        self._continue(y, 0)
 
     def _new_points(self, y: np.ndarray) -> Optional[int]:
         m = self._last.size
@@ -116,30 +122,38 @@ class HoltWintersForecaster(Forecaster):
                 return k
         return None
 
-    def _refresh(self, y: np.ndarray) -> None:
-        if self._res is None or self._pick_season(y.size) != self._season:
-            self._fit(y)
-            return
-        k = self._new_points(y)
-        if (
-            k is None
-        ):  # history rewritten (e.g. a gap filled in): re-filter all of it
-            self._keep(self._fixed(self._model(y, 'heuristic')), y, None)
-            return
-        if k == 0:
-            return
-        # Restart one point back (statsmodels needs two observations) from
-        # the states saved there; the result continues the recursion exactly.
+    def _continue(self, y: np.ndarray, k: int) -> None:
+        """Run the recursion over the ``k`` new points (and the two before).
+
+        statsmodels needs two observations at least, so the run restarts two
+        points back from the states saved there; it continues the recursion
+        exactly.
+        """
         initial = {
             'initial_level': self._level[0],
             'initial_trend': self._trend[0],
         }
-        before = None
+        before = [self._level[:1], self._trend[:1], None]
         if self._season:
-            before = self._seasons[:-1]
-            initial['initial_seasonal'] = before
-        res = self._fixed(self._model(y[-(k + 1):], 'known', **initial))
+            initial['initial_seasonal'] = self._seasons[:-2]
+            before[2] = self._seasons[:-2]
+        res = self._fixed(self._model(y[-(k + 2):], 'known', **initial))
         self._keep(res, y, before)
+
+    def _refresh(self, y: np.ndarray) -> None:
+        if not self._params or self._pick_season(y.size) != self._season:
+            self._fit(y)
+            return
+        k = self._new_points(y)
+        if k is None:
+            # History rewritten (e.g. a gap filled in): re-filter all of it.
+            self._keep(self._fixed(self._model(y, 'heuristic')), y)
+            self._continue(y, 0)
+            return
+        self._continue(y, k)
+
+    def release(self) -> None:
+        self._res = None  # states and parameters are kept
 
     def _predict(self, steps: int) -> np.ndarray:
         if self._res is None:

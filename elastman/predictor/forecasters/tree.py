@@ -55,8 +55,12 @@ class RegressionTreeForecaster(Forecaster):
         target = np.diff(y)[self.lags:] / self._scale
         if target.size < 2:
             raise ForecastError('regression_tree: too few samples')
+        # A fixed random_state: equal splits are broken the same way on
+        # every run, so forecasts are reproducible.
         self._tree = DecisionTreeRegressor(
-            max_depth=self.max_depth, min_samples_leaf=self.min_samples_leaf
+            max_depth=self.max_depth,
+            min_samples_leaf=self.min_samples_leaf,
+            random_state=0,
         )
         self._tree.fit(x, target)
         self._y = y

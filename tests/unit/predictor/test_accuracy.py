@@ -6,6 +6,10 @@ import pytest
 from elastman.predictor import evaluate
 from tests.unit.predictor import synthetic
 
+# About 90 s of CPU in all; the wall-clock limit leaves room for a shared,
+# busy machine (pytest.ini sets 900 s per test, fixture included).
+pytestmark = pytest.mark.timeout(2400)
+
 SEASON = 48  # the synthetic diurnal trace has 48 points a "day"
 
 
