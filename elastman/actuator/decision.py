@@ -13,6 +13,30 @@ capacity ``c_x`` and how well ``c_x`` is known). Per flavour ``f``:
 
 then the policy's bounds, one action in flight, cool-down and warm-up apply.
 
+Policy options beyond the paper (their defaults are the rules above):
+
+* ``headroom`` ``h``: every rule compares ``w_x`` with the target
+  ``(1 - h) c_x`` instead of ``c_x`` (the terms become ``(w_x - (1-h) c_x) /
+  ((1-h) c_x)``). ``c_x`` is the SLO boundary itself, so operating at it
+  violates the SLO as soon as the load or the VM's capacity moves.
+* ``scale_out_count='violators'``: once more than ``alpha`` VMs violate, add
+  ``ceil(sum over the violating VMs of their terms)``: the cold VMs' spare
+  capacity no longer cancels the hot VMs' excess (a load that keeps its token
+  distribution cannot move onto them), so the count is at least the paper's
+  and a scale-out is never blocked as "imbalance".
+* ``extrapolation='lower'``: an estimate may carry ``seen``, the largest load
+  along its ray inside the region the model was trained on; a capacity beyond
+  it is an extrapolation of the boundary, so ``c_x`` becomes ``seen`` with
+  bound ``lower`` (an ``upper`` bound is kept as is).
+* ``max_scale_in_fraction``: one scale-in removes at most that fraction of
+  the flavour's VMs (at least one).
+* ``beyond_lower='over'``: a ``lower`` bound is the largest load the VM was
+  seen to serve within the SLO; a load beyond it is taken as a violation of
+  that capacity (counted, with its term) rather than left uncertain, so the
+  cluster grows before the model has seen the SLO break. Such a VM's target
+  is ``(1 + explore) c_x`` (no headroom: ``c_x`` was met), so that the load
+  may go ``explore`` beyond what was seen and the model keeps learning.
+
 How a capacity bound enters (``CapacityEstimate.bound``):
 
 * ``exact``: as is.
@@ -82,10 +106,11 @@ class VMTerm:
     node_id: str
     flavor: str
     load: float
-    capacity: float
+    capacity: float      # c_x as used (capped at ``seen`` by extrapolation=lower)
     bound: str
     status: str          # ok / over / uncertain / unknown
-    term: float          # (w - c) / c as used in the sums (0 when not usable)
+    term: float          # (w - t) / t as used in the sums (0 when not usable)
+    target: float = math.nan   # t = (1 - headroom) c_x, what w_x is compared with
 
 
 @dataclasses.dataclass
@@ -101,6 +126,7 @@ class FlavorNumbers:
     upper_bounds: int = 0
     capped: int = 0
     excess_sum: float = 0.0
+    violator_excess: float = 0.0
     mean_capacity: float = math.nan
     out_raw: int = 0
     in_raw: int = 0
@@ -154,7 +180,9 @@ def _clean(value: Any) -> Any:
 
 # -- per-VM and per-flavour numbers -------------------------------------------
 
-def vm_term(node: NodeInfo, est: Any, cap_term: float) -> VMTerm:
+def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
+            beyond_lower: str = 'uncertain', extrapolation: str = 'trust',
+            explore: float = 0.0) -> VMTerm:
     """Classify one VM from its capacity estimate (see module docstring)."""
     if est is None:
         return VMTerm(node.node_id, node.flavor, math.nan, math.nan, UNKNOWN, UNKNOWN, 0.0)
@@ -162,25 +190,34 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float) -> VMTerm:
     bound = getattr(est, 'bound', 'exact')
     if bound == UNKNOWN or not math.isfinite(cap) or not math.isfinite(load):
         return VMTerm(node.node_id, node.flavor, load, cap, bound, UNKNOWN, 0.0)
+    seen = getattr(est, 'seen', None)
+    if extrapolation == 'lower' and seen is not None and math.isfinite(seen) \
+            and 0 < seen < cap and bound != 'upper':
+        cap, bound = float(seen), 'lower'
+    if bound == 'lower' and beyond_lower == OVER:
+        target = cap * (1.0 + explore)
+    else:
+        target = cap * (1.0 - headroom)
     if cap <= 0:
         # no load at all is served within the SLO along this ray
         status = OVER if bound != 'lower' or load > 0 else OK
         return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
-                      cap_term if status == OVER else 0.0)
-    term = min(max((load - cap) / cap, -1.0), cap_term)
-    over = load > cap
+                      cap_term if status == OVER else 0.0, target)
+    term = min(max((load - target) / target, -1.0), cap_term)
+    over = load > target
     if bound == 'lower':
-        status = UNCERTAIN if over else OK
+        status = (OVER if beyond_lower == OVER else UNCERTAIN) if over else OK
     elif bound == 'upper':
         status = OVER if over else UNCERTAIN
     else:
         status = OVER if over else OK
     return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
-                  0.0 if status == UNCERTAIN else term)
+                  0.0 if status == UNCERTAIN else term, target)
 
 
 def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
-    """Per-flavour violators, sum of (w-c)/c and the raw out/in counts."""
+    """Per-flavour violators, sum of (w-c)/c and the raw out/in counts
+    (``mean_capacity`` is the mean target ``(1 - headroom) c_x``)."""
     out: dict[str, FlavorNumbers] = {}
     caps: dict[str, list[float]] = {}
     for t in terms:
@@ -192,16 +229,24 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         f.lower_bounds += t.bound == 'lower'
         f.upper_bounds += t.bound == 'upper'
         f.excess_sum += t.term
+        if t.status == OVER:
+            f.violator_excess += t.term
         f.capped += t.status == OVER and t.term >= policy.max_vm_excess
-        if t.status != UNKNOWN and math.isfinite(t.capacity) and t.capacity > 0:
-            caps.setdefault(t.flavor, []).append(t.capacity)
+        if t.status != UNKNOWN and math.isfinite(t.target) and t.target > 0:
+            caps.setdefault(t.flavor, []).append(t.target)
     for name, f in out.items():
         if caps.get(name):
             f.mean_capacity = sum(caps[name]) / len(caps[name])
-        if f.violators > policy.alpha and f.excess_sum > EPS:
-            f.out_raw = math.ceil(f.excess_sum - EPS)
+        excess = out_excess(policy, f)
+        if f.violators > policy.alpha and excess > EPS:
+            f.out_raw = math.ceil(excess - EPS)
         f.in_raw = max(0, math.floor(-f.excess_sum - policy.beta + EPS))
     return out
+
+
+def out_excess(policy: ScalingPolicy, f: FlavorNumbers) -> float:
+    """The excess (in VMs) the scale-out count of ``f`` is taken from."""
+    return f.violator_excess if policy.scale_out_count == 'violators' else f.excess_sum
 
 
 # -- choices -----------------------------------------------------------------
@@ -276,7 +321,9 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                  floor=policy.floor, max_size=policy.max_size, alpha=policy.alpha,
                  beta=policy.beta, dry_run=policy.dry_run, inputs=dict(inputs or {}))
     cap_term = float(policy.max_vm_excess)
-    terms = [vm_term(n, estimates.get(n.node_id), cap_term) for n in cluster.nodes]
+    terms = [vm_term(n, estimates.get(n.node_id), cap_term, policy.headroom,
+                     policy.beyond_lower, policy.extrapolation, policy.explore)
+             for n in cluster.nodes]
     by_node = {t.node_id: t for t in terms}
     d.vms = terms
     d.flavors = flavor_numbers(policy, terms)
@@ -343,7 +390,7 @@ def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Dec
     triggered = [f for f in d.flavors.values() if f.out_raw > 0]
     if not triggered:
         return None
-    d.deficit = sum(f.excess_sum * f.mean_capacity for f in triggered
+    d.deficit = sum(out_excess(policy, f) * f.mean_capacity for f in triggered
                     if math.isfinite(f.mean_capacity))
     main = max(triggered, key=lambda f: (f.out_raw, f.flavor))
     if len(triggered) == 1 and (not policy.flavor_costs or
@@ -357,6 +404,11 @@ def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Dec
         f.out_bounded = min(f.out_raw, max(room, 0))
     viol = ', '.join('%d VMs of %s over capacity, sum of (w-c)/c %.2f'
                      % (f.violators, f.flavor, f.excess_sum) for f in triggered)
+    if policy.scale_out_count == 'violators':
+        viol += ' (violators\' sum %s)' % ', '.join(
+            '%.2f' % f.violator_excess for f in triggered)
+    if policy.headroom:
+        viol += ', headroom=%g' % policy.headroom
     if count <= 0:
         d.kind, d.blocked_by = NONE, 'max_size'
         d.reason = ('no action: scale out by %d of %s clamped by max_size=%d (%s)'
@@ -401,7 +453,8 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
         return d
     best = max(candidates, key=lambda f: (f.in_raw * f.cost, f.flavor))
     room = cluster.size - policy.floor
-    count = max(0, min(best.in_raw, room))
+    step = max(1, math.floor(policy.max_scale_in_fraction * best.vms + EPS))
+    count = max(0, min(best.in_raw, room, step))
     best.in_bounded = count
     if count <= 0:
         d.kind, d.blocked_by = NONE, 'min_size'
@@ -418,8 +471,11 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
     d.kind, d.flavor, d.count, d.remove_nodes = SCALE_IN, best.flavor, len(chosen), chosen
     d.reason = ('scale in by %d of %s: no VM over capacity, sum of (w-c)/c %.2f, '
                 'beta=%g' % (len(chosen), best.flavor, best.excess_sum, policy.beta))
-    if count < best.in_raw:
+    if count < best.in_raw and count == room:
         d.reason += '; clamped from %d by min_size=%d' % (best.in_raw, policy.floor)
+    elif count < best.in_raw:
+        d.reason += '; clamped from %d by max_scale_in_fraction=%g' % (
+            best.in_raw, policy.max_scale_in_fraction)
     if len(chosen) < count:
         d.reason += '; only %d removable (seeds kept)' % len(chosen)
     d.reason += '; removing %s (by %s)' % (', '.join(chosen), policy.remove_by)

@@ -10,6 +10,20 @@ import math
 from typing import Any, Mapping
 
 REMOVE_BY = ('capacity', 'interference')
+#: How the scale-out count is taken once more than ``alpha`` VMs violate:
+#: ``sum`` (seed 000: the net sum of (w-c)/c over the flavour) or
+#: ``violators`` (the sum over the violating VMs only).
+SCALE_OUT_COUNTS = ('sum', 'violators')
+#: What ``w > c`` means when ``c`` is only a lower bound (no violation seen):
+#: ``uncertain`` (neither scale out nor scale in) or ``over`` (take ``c``, the
+#: largest load seen to meet the SLO, as the capacity; ``explore`` lets the
+#: load go that fraction beyond it, without headroom, so that the model keeps
+#: learning where the boundary is).
+BEYOND_LOWER = ('uncertain', 'over')
+#: What a capacity beyond the largest load the model has seen along the ray
+#: (an estimate's optional ``seen``) means: ``trust`` it, or take it as only a
+#: ``lower`` bound at ``seen`` (the boundary there is an extrapolation).
+EXTRAPOLATION = ('trust', 'lower')
 
 
 class InvalidPolicy(ValueError):
@@ -39,6 +53,12 @@ class ScalingPolicy:
     alpha: float = 1.0
     beta: float = 0.5
     max_vm_excess: float = 4.0
+    headroom: float = 0.0
+    scale_out_count: str = 'sum'
+    beyond_lower: str = 'uncertain'
+    max_scale_in_fraction: float = 1.0
+    extrapolation: str = 'trust'
+    explore: float = 0.0
     cooldown_s: float = 300.0
     warmup_s: float = 2400.0
     control_period_s: float = 300.0
@@ -90,6 +110,18 @@ class ScalingPolicy:
         if self.default_flavor is not None and self.flavor_costs and \
                 self.default_flavor not in self.flavor_costs:
             bad('default_flavor %s has no cost in flavor_costs' % self.default_flavor)
+        if not (_finite(self.headroom) and 0 <= self.headroom < 1):
+            bad('headroom must be a number >= 0 and < 1')
+        if not (_finite(self.max_scale_in_fraction) and 0 < self.max_scale_in_fraction <= 1):
+            bad('max_scale_in_fraction must be a number > 0 and <= 1')
+        if not (_finite(self.explore) and 0 <= self.explore <= 10):
+            bad('explore must be a number >= 0 and <= 10')
+        if self.scale_out_count not in SCALE_OUT_COUNTS:
+            bad('scale_out_count must be one of %s' % ', '.join(SCALE_OUT_COUNTS))
+        if self.beyond_lower not in BEYOND_LOWER:
+            bad('beyond_lower must be one of %s' % ', '.join(BEYOND_LOWER))
+        if self.extrapolation not in EXTRAPOLATION:
+            bad('extrapolation must be one of %s' % ', '.join(EXTRAPOLATION))
         if self.remove_by not in REMOVE_BY:
             bad('remove_by must be one of %s' % ', '.join(REMOVE_BY))
         if not isinstance(self.dry_run, bool):

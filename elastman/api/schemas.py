@@ -53,6 +53,13 @@ POLICY = {
         'control_period_s': {'type': 'integer', 'minimum': 10,
                              'maximum': 86400},
         'cooldown_s': {'type': 'integer', 'minimum': 0, 'maximum': 86400},
+        'headroom': {'type': 'number', 'minimum': 0, 'exclusiveMaximum': 1},
+        'scale_out_count': {'enum': ['sum', 'violators']},
+        'beyond_lower': {'enum': ['uncertain', 'over']},
+        'explore': {'type': 'number', 'minimum': 0, 'maximum': 10},
+        'extrapolation': {'enum': ['trust', 'lower']},
+        'max_scale_in_fraction': {'type': 'number', 'exclusiveMinimum': 0,
+                                  'maximum': 1},
         'flavors': {'type': 'array', 'uniqueItems': True, 'items': REF,
                     'maxItems': 32},
         'dry_run': {'type': 'boolean'},
@@ -63,7 +70,11 @@ POLICY = {
 POLICY_DEFAULTS = {'slo_metric': 'read_p99_ms', 'slo_threshold_ms': 35.0,
                    'min_size': 1, 'max_size': 10, 'alpha': 1.0, 'beta': 0.5,
                    'control_period_s': 300, 'cooldown_s': 600,
-                   'flavors': [], 'dry_run': False, 'model': {}}
+                   'flavors': [], 'dry_run': False, 'model': {},
+                   # seed 000's rule; see elastman.actuator.policy
+                   'headroom': 0.0, 'scale_out_count': 'sum',
+                   'beyond_lower': 'uncertain', 'explore': 0.0,
+                   'extrapolation': 'trust', 'max_scale_in_fraction': 1.0}
 
 CLUSTER_CREATE = {
     'type': 'object',

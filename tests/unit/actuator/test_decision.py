@@ -306,3 +306,137 @@ def test_policy_validation():
         ScalingPolicy.from_dict({'alpha': 1, 'gamma': 2})
     p = ScalingPolicy.from_dict({'alpha': 0, 'flavor_costs': {'a': 2}})
     assert ScalingPolicy.from_dict(p.to_dict()) == p and p.floor == 3
+
+
+# -- options beyond the paper (defaults keep seed 000's rule) -----------------
+
+def test_paper_defaults_of_the_new_options():
+    p = ScalingPolicy()
+    assert (p.headroom, p.scale_out_count, p.beyond_lower, p.extrapolation,
+            p.max_scale_in_fraction, p.explore) == (0.0, 'sum', 'uncertain', 'trust', 1.0, 0.0)
+
+
+def test_headroom_compares_the_load_with_a_target():
+    specs = [(95, 100), (95, 100), (95, 100), (50, 100)]
+    # h=0: terms -.05 x3 - .5 = -.65, no violator; floor(.65 - .5) = 0 -> nothing
+    c, e = cluster(specs)
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE and d.flavors['m1.small'].violators == 0
+    # h=.2: target 80; terms 15/80 = .1875 x3, 50/80 - 1 = -.375: sum .1875 -> 1
+    d = dec.decide(policy(headroom=0.2), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert f.violators == 3 and f.excess_sum == pytest.approx(0.1875)
+    assert f.mean_capacity == pytest.approx(80)
+    assert (d.vms[0].capacity, d.vms[0].target) == (100, pytest.approx(80))
+    assert 'headroom=0.2' in d.reason
+
+
+def test_headroom_keeps_more_on_scale_in():
+    c, e = cluster([(40, 100)] * 6)
+    # h=0: -.6 x6 = -3.6 -> floor(3.1) = 3; h=.2: -.5 x6 = -3 -> floor(2.5) = 2
+    assert dec.decide(policy(), c, e, NOW).count == 3
+    d = dec.decide(policy(headroom=0.2), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 2)
+
+
+def test_scale_out_count_from_the_violators():
+    # the imbalance case: .5 + .5 - .6 x3 = -.8 -> no action by the paper's sum;
+    # violators' sum 1.0 -> 1
+    c, e = cluster([(150, 100), (150, 100), (40, 100), (40, 100), (40, 100)])
+    assert dec.decide(policy(), c, e, NOW).blocked_by == 'imbalance'
+    d = dec.decide(policy(scale_out_count='violators'), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert f.violator_excess == pytest.approx(1.0) and f.excess_sum == pytest.approx(-0.8)
+    assert "violators' sum 1.00" in d.reason
+    assert d.deficit == pytest.approx(100.0)      # 1.0 x mean capacity 100
+    # .8 + .7 + 0 - .5: net 1.0 -> 1, violators 1.5 -> 2
+    c, e = cluster([(180, 100), (170, 100), (100, 100), (50, 100)])
+    assert dec.decide(policy(), c, e, NOW).count == 1
+    assert dec.decide(policy(scale_out_count='violators'), c, e, NOW).count == 2
+    # alpha still applies: one violator (term .5) is tolerated
+    c, e = cluster([(150, 100), (40, 100), (40, 100)])
+    d = dec.decide(policy(scale_out_count='violators'), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'alpha'
+
+
+def test_beyond_lower_over_counts_a_load_past_the_lower_bound():
+    specs = [(150, 100), (150, 100), (200, 100, 'lower'), (50, 100)]
+    c, e = cluster(specs)
+    # default: the lower-bound VM is uncertain -> .5 + .5 - .5 = .5 -> 1
+    assert dec.decide(policy(), c, e, NOW).count == 1
+    # over: .5 + .5 + 1 - .5 = 1.5 -> 2, three violators
+    d = dec.decide(policy(beyond_lower='over'), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 2)
+    assert (d.flavors['m1.small'].violators, d.flavors['m1.small'].uncertain) == (3, 0)
+    # explore .5: the lower bound's target is 150 (no headroom): 200/150 - 1 = 1/3;
+    # headroom .2 on the exact ones: 150/80 - 1 = .875 x2, 50/80 - 1 = -.375
+    d = dec.decide(policy(beyond_lower='over', explore=0.5, headroom=0.2), c, e, NOW)
+    assert d.vms[2].target == pytest.approx(150)
+    assert d.flavors['m1.small'].excess_sum == pytest.approx(1.75 + 1 / 3 - 0.375)
+    assert d.count == 2
+    # within the explored range a lower bound is fine: 140 <= 150
+    c, e = cluster([(140, 100, 'lower')] * 4)
+    d = dec.decide(policy(beyond_lower='over', explore=0.5), c, e, NOW)
+    assert d.flavors['m1.small'].violators == 0
+
+
+def est_seen(load, cap, seen, bound='exact'):
+    return SimpleNamespace(load=load, capacity=cap, bound=bound, seen=seen)
+
+
+def test_extrapolation_lower_caps_the_capacity_at_the_seen_load():
+    nodes = [dec.NodeInfo('n%d' % i, 'm1.small') for i in range(1, 5)]
+    c = dec.ClusterState(nodes)
+    e = {'n1': est_seen(150, 400, 120), 'n2': est_seen(150, 400, 120),
+         'n3': est_seen(50, 400, 120), 'n4': est_seen(50, 400, 120)}
+    # trusted: -.625 x2 - .875 x2 = -3 -> floor(2.5) = 2, clamped to 1 by the floor 3
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+    # capped: c = 120, lower; 150 > 120 is uncertain -> scale-in blocked
+    d = dec.decide(policy(extrapolation='lower'), c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'bounds'
+    assert (d.vms[0].capacity, d.vms[0].bound) == (120, 'lower')
+    # and with beyond_lower='over': 150/120 - 1 = .25 x2 (violators) -> 1
+    d = dec.decide(policy(extrapolation='lower', beyond_lower='over',
+                          scale_out_count='violators'), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    # a capacity within the seen region, an upper bound, or no ``seen``: as is
+    e2 = {k: est_seen(v.load, 400, 500) for k, v in e.items()}
+    assert dec.decide(policy(extrapolation='lower'), c, e2, NOW).kind == dec.SCALE_IN
+    e3 = {k: est_seen(v.load, 100, 50, 'upper') for k, v in e.items()}
+    d = dec.decide(policy(extrapolation='lower'), c, e3, NOW)
+    assert d.vms[0].capacity == 100 and d.vms[0].bound == 'upper'
+    e4 = {k: est(v.load, 400) for k, v in e.items()}
+    assert dec.decide(policy(extrapolation='lower'), c, e4, NOW).kind == dec.SCALE_IN
+
+
+def test_max_scale_in_fraction():
+    c, e = cluster([(10, 100)] * 10)
+    # -.9 x10 = -9 -> floor(8.5) = 8, clamped to 7 by the floor 3
+    d = dec.decide(policy(max_size=20), c, e, NOW)
+    assert d.count == 7 and 'by min_size' in d.reason
+    d = dec.decide(policy(max_size=20, max_scale_in_fraction=0.2), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 2)
+    assert 'clamped from 8 by max_scale_in_fraction=0.2' in d.reason
+    # at least one VM per step
+    d = dec.decide(policy(max_size=20, max_scale_in_fraction=0.05), c, e, NOW)
+    assert d.count == 1
+
+
+@pytest.mark.parametrize('bad', [
+    {'headroom': 1.0}, {'headroom': -0.1}, {'scale_out_count': 'max'},
+    {'beyond_lower': 'exact'}, {'extrapolation': 'no'},
+    {'max_scale_in_fraction': 0}, {'max_scale_in_fraction': 1.5}, {'explore': -1},
+    {'headroom': True}])
+def test_new_policy_fields_are_validated(bad):
+    with pytest.raises(InvalidPolicy):
+        ScalingPolicy(**bad)
+
+
+def test_new_policy_fields_round_trip():
+    p = ScalingPolicy.from_dict({'headroom': 0.2, 'scale_out_count': 'violators',
+                                 'beyond_lower': 'over', 'explore': 0.25,
+                                 'extrapolation': 'lower', 'max_scale_in_fraction': 0.1})
+    assert ScalingPolicy.from_dict(p.to_dict()) == p
