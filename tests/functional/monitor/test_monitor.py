@@ -115,11 +115,13 @@ def test_samples_match_a_known_load(cluster, monitored, store):
           '%.2f ms, %d reads)' % (checked, monitor_p99, client_p99,
                                   statistics.median(client), len(client)))
     # Stated bound: the coordinator's p99 never exceeds the client's by more
-    # than one histogram bucket (20%) + 1 ms; the client's exceeds it by the
-    # time spent outside Cassandra (loopback hop, driver, Python, and CPU
-    # contention on a 2-core host), at most 4x + 20 ms here.
+    # than one histogram bucket (20%) + 1 ms, and it is a real latency (the
+    # system_views reservoir reports values 1000x too small: microseconds).
+    # The client's p99 exceeds it by the time spent outside Cassandra
+    # (loopback hop, driver, Python) which, with three JVMs and the client
+    # on a 2-core host, has no useful upper bound: seen from 4 to 450 ms.
     assert monitor_p99 <= client_p99 * 1.2 + 1.0
-    assert client_p99 <= monitor_p99 * 4 + 20.0
+    assert monitor_p99 >= 0.1
     stored = store.samples.for_node(cluster_id, cluster.servers[0].id,
                                     limit=3)
     assert len(stored) == 3 and stored[0]['reads_per_s'] is not None
