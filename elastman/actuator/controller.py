@@ -20,6 +20,7 @@ from elastman.actuator import executor as executor_mod
 from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
 from elastman.common import exception
+from elastman.common import timestamps
 from elastman.trainer import persistence
 
 LOG = logging.getLogger(__name__)
@@ -44,14 +45,6 @@ def scaling_policy(cluster: dict) -> policy_mod.ScalingPolicy:
     return policy_mod.ScalingPolicy(**values)
 
 
-def _epoch(ts: datetime.datetime | None) -> float | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=datetime.timezone.utc)
-    return ts.timestamp()
-
-
 class Controller:
     """Decides for one cluster per control period."""
 
@@ -68,7 +61,7 @@ class Controller:
                 row = self.store.forecasts.latest(cluster_id, metric)
             except exception.NotFound:
                 continue
-            age = now - _epoch(row['ts'])
+            age = now - timestamps.epoch(row['ts'])
             if age > self.conf.actuator.forecast_max_age:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
@@ -91,7 +84,7 @@ class Controller:
         unfinished = self.store.actions.unfinished(cluster_id)
         finished = [a for a in self.store.actions.list(cluster_id, limit=20)
                     if a['state'] == 'SUCCEEDED']
-        last_action_at = _epoch(finished[0]['updated_at']) if finished \
+        last_action_at = timestamps.epoch(finished[0]['updated_at']) if finished \
             else None
 
         current = {}
@@ -116,7 +109,7 @@ class Controller:
                                          bool(n.get('seed')))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
-            started_at=_epoch(cluster.get('created_at')))
+            started_at=timestamps.epoch(cluster.get('created_at')))
         inputs = {'forecast': forecast['forecast'],
                   'predicted_cluster': predicted,
                   'forecast_used': bool(forecast['predicted']),

@@ -20,6 +20,7 @@ from oslo_log import log as logging
 
 from elastman.common import context
 from elastman.common import exception
+from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.predictor import ensemble as ensemble_mod
@@ -93,10 +94,10 @@ class PredictorManager(manager.Manager):
         since = datetime.datetime.fromtimestamp(now - window * period,
                                                 datetime.timezone.utc)
         rows = [r for r in self.store.samples.cluster_workload(
-            cluster['id'], since) if _epoch(r['ts']) <= now]
+            cluster['id'], since) if timestamps.epoch(r['ts']) <= now]
         if not rows:
             return {}
-        stamps = [_epoch(r['ts']) for r in rows]
+        stamps = [timestamps.epoch(r['ts']) for r in rows]
         end = now - (now % period)
         cluster_id = str(cluster['id'])
         forecasts = {}
@@ -161,8 +162,3 @@ class PredictorManager(manager.Manager):
         row = self.store.forecasts.latest(uuid.UUID(str(cluster_id)), metric)
         return rpc.to_primitive(row)
 
-
-def _epoch(ts: datetime.datetime) -> float:
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=datetime.timezone.utc)
-    return ts.timestamp()

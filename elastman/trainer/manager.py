@@ -21,6 +21,7 @@ from oslo_utils import timeutils
 from elastman.capacity import params as params_mod
 from elastman.common import context
 from elastman.common import exception
+from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.trainer import model_registry
@@ -39,18 +40,12 @@ def model_overrides(policy: dict | None) -> dict[str, Any]:
     return overrides
 
 
-def _epoch(ts: datetime.datetime) -> float:
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=datetime.timezone.utc)
-    return ts.timestamp()
-
-
 def sample_from_row(row: dict) -> dict:
     """A stored sample as the capacity model expects it."""
     sample = {k: v for k, v in row.items() if k != 'extra'}
     sample.update(row.get('extra') or {})
     sample['cluster_id'] = str(row['cluster_id'])
-    sample['ts'] = _epoch(row['ts'])
+    sample['ts'] = timestamps.epoch(row['ts'])
     return sample
 
 
