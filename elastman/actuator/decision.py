@@ -199,8 +199,14 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
     else:
         target = cap * (1.0 - headroom)
     if cap <= 0:
-        # no load at all is served within the SLO along this ray
-        status = OVER if bound != 'lower' or load > 0 else OK
+        # no load is known to be served within the SLO along this ray; a
+        # lower bound of 0 only says the model has seen nothing there yet
+        if load <= 0:
+            status = OK
+        elif bound == 'lower':
+            status = OVER if beyond_lower == OVER else UNCERTAIN
+        else:
+            status = OVER
         return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
                       cap_term if status == OVER else 0.0, target)
     term = min(max((load - target) / target, -1.0), cap_term)

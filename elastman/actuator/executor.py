@@ -98,7 +98,7 @@ class ActionExecutor:
             self._create(action, result)
             self._advance(action, 'joining', result)
         if action['step'] == 'joining':
-            self._wait_joined(action, result)
+            self._wait_joined(action, result['servers'])
             self._advance(action, 'cleaning', result)
         if action['step'] == 'cleaning':
             self._cleanup(action, result)
@@ -162,34 +162,57 @@ class ActionExecutor:
                 if s.metadata.get(ACTION_TAG) == str(action['id'])]
 
     def _create(self, action: dict, result: dict) -> None:
+        """Add the planned servers one at a time: Cassandra bootstraps one
+        node at a time (a second concurrent bootstrap exits), so each new
+        node must be UN before the next server is created."""
         plan = result['plan']
         cluster = self.store.clusters.get(action['cluster_id'])
         servers = self._tagged(action)  # adopt what a crashed run created
-        for _ in range(plan['add'] - len(servers)):
+        result['servers'] = [s.id for s in servers]
+        for server in servers:
+            self._register(action, plan, server)
+            self._wait_joined(action, [server.id])
+        while len(servers) < plan['add']:
             name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
             metadata = {compute.CLUSTER_TAG: str(cluster['id']),
                         ACTION_TAG: str(action['id']),
                         'cluster_name': 'elastman-%s' % cluster['id']}
-            servers.append(self.driver.create(name, plan['flavor'],
-                                              metadata))
-        result['servers'] = [s.id for s in servers]
-        for server in servers:
-            server = self.driver.wait_for_state(
-                server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
-            self.store.nodes.upsert(
-                action['cluster_id'], server.id, server_id=server.id,
-                address=server.address, flavor=server.flavor,
-                state='JOINING', seed=not plan['previous'],
-                cql_port=server.cql_port,
-                jmx_host=server.jmx_host or '127.0.0.1',
-                jmx_port=server.jmx_port)
+            server = self.driver.create(name, plan['flavor'], metadata)
+            servers.append(server)
+            result['servers'].append(server.id)
+            self.store.actions.advance(action['cluster_id'], action['id'],
+                                       action['step'], result=result,
+                                       expected_step=action['step'])
+            self._register(action, plan, server)
+            self._wait_joined(action, [server.id])
 
-    def _wait_joined(self, action: dict, result: dict) -> None:
+    def _register(self, action: dict, plan: dict,
+                  server: compute.Server) -> None:
+        """Wait for the server to be ACTIVE and record its node as JOINING
+        (a node already recorded keeps its state)."""
+        server = self.driver.wait_for_state(
+            server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
+        try:
+            if self.store.nodes.get(action['cluster_id'],
+                                    server.id)['state'] == 'UN':
+                return
+        except exception.NotFound:
+            pass
+        self.store.nodes.upsert(
+            action['cluster_id'], server.id, server_id=server.id,
+            address=server.address, flavor=server.flavor, state='JOINING',
+            seed=not plan['previous'], cql_port=server.cql_port,
+            jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port)
+
+    def _wait_joined(self, action: dict, server_ids: list[str]) -> None:
         deadline = time.monotonic() + self.opts.join_timeout
-        waiting = list(result['servers'])
+        waiting = list(server_ids)
         while waiting:
             for server_id in list(waiting):
                 node = self.store.nodes.get(action['cluster_id'], server_id)
+                if node['state'] == 'UN':
+                    waiting.remove(server_id)
+                    continue
                 server = self.driver.get(server_id)
                 if server.status != compute.ACTIVE:
                     raise exception.ElastmanException(

@@ -440,3 +440,18 @@ def test_new_policy_fields_round_trip():
                                  'beyond_lower': 'over', 'explore': 0.25,
                                  'extrapolation': 'lower', 'max_scale_in_fraction': 0.1})
     assert ScalingPolicy.from_dict(p.to_dict()) == p
+
+
+def test_zero_lower_bound_is_uncertain_not_a_violation():
+    # One-class models that have seen nothing along the ray report a lower
+    # bound of 0: that must neither scale out (as the live smoke run did,
+    # asking for 12 VMs) nor let the cluster shrink.
+    c, e = cluster([(300, 0.0, 'lower'), (300, 0.0, 'lower'),
+                    (300, 0.0, 'lower'), (10, 100)])
+    d = dec.decide(policy(min_size=1, replication_factor=1), c, e, NOW)
+    assert d.kind == dec.NONE, d.reason
+    assert [v.status for v in d.vms[:3]] == [dec.UNCERTAIN] * 3
+    assert all(v.term == 0.0 for v in d.vms[:3])
+    d = dec.decide(policy(min_size=1, replication_factor=1,
+                          beyond_lower='over'), c, e, NOW)
+    assert d.kind == dec.SCALE_OUT
