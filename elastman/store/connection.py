@@ -38,38 +38,44 @@ def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
     if conf.store.username:
         auth_provider = auth.PlainTextAuthProvider(conf.store.username,
                                                    conf.store.password or '')
-    cluster = cql_cluster.Cluster(
-        contact_points=conf.store.contact_points, port=conf.store.port,
-        auth_provider=auth_provider,
-        connect_timeout=conf.store.connect_timeout,
-        execution_profiles={cql_cluster.EXEC_PROFILE_DEFAULT: profile},
-        protocol_version=cassandra.ProtocolVersion.V5)
+
+    def _new_cluster() -> cql_cluster.Cluster:
+        return cql_cluster.Cluster(
+            contact_points=conf.store.contact_points, port=conf.store.port,
+            auth_provider=auth_provider,
+            connect_timeout=conf.store.connect_timeout,
+            control_connection_timeout=conf.store.request_timeout,
+            execution_profiles={cql_cluster.EXEC_PROFILE_DEFAULT: profile},
+            protocol_version=cassandra.ProtocolVersion.V5)
 
     @tenacity.retry(stop=tenacity.stop_after_attempt(conf.store.connect_retries),
                     wait=tenacity.wait_fixed(1),
                     retry=tenacity.retry_if_exception_type(
                         cql_cluster.NoHostAvailable),
                     reraise=True)
-    def _connect():
-        # The driver logs each refused connection with a traceback; the
-        # outcome is reported below as one StoreUnavailable line instead.
+    def _connect() -> cql_cluster.Session:
+        # A Cluster that failed to connect has shut itself down: every
+        # attempt needs a new one. The driver logs each refused connection
+        # with a traceback; the outcome is reported as one line instead.
+        cluster = _new_cluster()
         driver_log = logging.getLogger('cassandra.cluster').logger
         level = driver_log.level
         driver_log.setLevel(std_logging.CRITICAL)
         try:
             return cluster.connect(keyspace)
+        except Exception:
+            cluster.shutdown()
+            raise
         finally:
             driver_log.setLevel(level)
 
     try:
         return _connect()
     except cql_cluster.NoHostAvailable as exc:
-        cluster.shutdown()
         reasons = '; '.join('%s: %s' % (h, e) for h, e in exc.errors.items())
         raise exception.StoreUnavailable(where=_where(conf),
                                          reason=reasons or str(exc))
     except cassandra.InvalidRequest as exc:
-        cluster.shutdown()
         raise exception.StoreUnavailable(where=_where(conf), reason=str(exc))
 
 
