@@ -53,6 +53,7 @@ if ! command -v java >/dev/null || [ "$(java_major)" -lt 17 ]; then
 fi
 command -v mvn >/dev/null || { log "installing maven"; apt_install maven; }
 python3 -c 'import venv, ensurepip' 2>/dev/null || { log "installing python3-venv"; apt_install python3-venv; }
+command -v shellcheck >/dev/null || { log "installing shellcheck (devstack plugin test)"; apt_install shellcheck; }
 if [ "$WITH_RABBITMQ" = 1 ] && ! command -v rabbitmq-server >/dev/null; then
     log "installing rabbitmq-server"
     apt_install rabbitmq-server
