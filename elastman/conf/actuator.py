@@ -14,7 +14,7 @@ actuator_opts = [
                     'Loaded from the elastman.compute_drivers namespace.'),
     cfg.IntOpt('boot_timeout', default=600, min=10,
                help='Seconds a new server may take to become ACTIVE.'),
-    cfg.IntOpt('join_timeout', default=900, min=10,
+    cfg.IntOpt('join_timeout', default=900, min=1,
                help='Seconds a new Cassandra node may take to bootstrap '
                     'and show as UN.'),
     cfg.IntOpt('decommission_timeout', default=3600, min=10,

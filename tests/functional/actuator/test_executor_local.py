@@ -128,16 +128,16 @@ def test_grow_crash_and_shrink(conf, store, cloud, config_file, tmp_path):
 
 def test_failed_join_rolls_back(conf, store, cloud):
     """A node that never joins is deleted and the action fails with why."""
-    conf.set_override('join_timeout', 10, 'actuator')
+    conf.set_override('join_timeout', 1, 'actuator')
     try:
         cluster = store.clusters.create(
             'p', 'nojoin', spec={'mode': 'managed', 'flavor': 'small'},
             policy={'min_size': 1, 'max_size': 3})
-        # JMX answers only after ~20 s: a 10 s join timeout cannot be met
+        # a JVM that has just started cannot be UN within one second
         done = executor_mod.ActionExecutor(conf, store, cloud).run(
             _action(store, cluster, 'create', count=1, flavor='small'))
         assert done['state'] == 'FAILED'
-        assert 'did not join within 10s' in done['reason']
+        assert 'did not join within 1s' in done['reason']
         assert cloud.list(str(cluster['id'])) == []
         assert store.nodes.list(cluster['id']) == []
         assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
