@@ -8,7 +8,6 @@ decision, with its inputs and reason, is stored as a decision record.
 """
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import time
 from typing import Any
@@ -26,23 +25,6 @@ from elastman.trainer import persistence
 LOG = logging.getLogger(__name__)
 
 FORECAST_METRICS = ('reads_per_s', 'writes_per_s')
-
-
-def scaling_policy(cluster: dict) -> policy_mod.ScalingPolicy:
-    """The cluster's policy (as the API stores it) as a ScalingPolicy."""
-    stored = dict(cluster.get('policy') or {})
-    fields = {f.name for f in dataclasses.fields(policy_mod.ScalingPolicy)}
-    values = {k: v for k, v in stored.items() if k in fields}
-    flavors = stored.get('flavors') or []
-    if flavors and 'flavor_costs' not in values:
-        values['flavor_costs'] = {f: 1.0 for f in flavors}
-    spec = cluster.get('spec') or {}
-    if spec.get('flavor') and not values.get('default_flavor'):
-        values['default_flavor'] = spec['flavor']
-    if 'replication_factor' not in values:
-        # an explicitly small cluster (min_size below 3) says its RF is small
-        values['replication_factor'] = min(3, int(values.get('min_size', 3)))
-    return policy_mod.ScalingPolicy(**values)
 
 
 class Controller:
@@ -78,7 +60,7 @@ class Controller:
                record: bool = True) -> decision_mod.Decision:
         now = time.time() if now is None else now
         cluster_id = cluster['id']
-        policy = scaling_policy(cluster)
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         nodes = self.store.nodes.list(cluster_id)
         serving = executor_mod.serving_nodes(nodes)
         unfinished = self.store.actions.unfinished(cluster_id)

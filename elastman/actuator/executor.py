@@ -25,6 +25,7 @@ from typing import Callable
 from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
+from elastman.actuator import policy as policy_mod
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.common import exception
 from elastman.compute import base as compute
@@ -142,7 +143,7 @@ class ActionExecutor:
             infos = [decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                            bool(n.get('seed')))
                      for n in nodes]
-            policy = _policy_for_removal(cluster)
+            policy = policy_mod.ScalingPolicy.for_cluster(cluster)
             remove: list[str] = []
             for flavor_name in sorted({n.flavor for n in infos}):
                 remove += decision_mod.choose_nodes_to_remove(
@@ -348,8 +349,4 @@ class ActionExecutor:
         except exception.NotFound:
             pass
 
-
-def _policy_for_removal(cluster: dict):
-    from elastman.actuator import controller
-    return controller.scaling_policy(cluster)
 

@@ -20,6 +20,7 @@ from oslo_log import log as logging
 from elastman.actuator import controller as controller_mod
 from elastman.actuator import executor as executor_mod
 from elastman.actuator import hostevents
+from elastman.actuator import policy as policy_mod
 from elastman.common import exception
 from elastman.common import manager
 from elastman.common import rpc
@@ -113,7 +114,7 @@ class ActuatorManager(manager.Manager):
         if unfinished:
             self._submit(cluster_id, unfinished[0])
             return
-        policy = controller_mod.scaling_policy(cluster)
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         last = self._last_decision.get(cluster_id)
         if last is not None and now - last < policy.control_period_s:
             return

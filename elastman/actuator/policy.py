@@ -147,6 +147,25 @@ class ScalingPolicy:
         except TypeError as exc:
             raise InvalidPolicy(str(exc))
 
+    @classmethod
+    def for_cluster(cls, cluster: Mapping[str, Any]) -> 'ScalingPolicy':
+        """The policy a cluster row carries (as the API stores it)."""
+        stored = dict(cluster.get('policy') or {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in stored.items() if k in names}
+        flavors = stored.get('flavors') or []
+        if flavors and 'flavor_costs' not in values:
+            values['flavor_costs'] = {f: 1.0 for f in flavors}
+        spec = cluster.get('spec') or {}
+        if spec.get('flavor') and not values.get('default_flavor'):
+            values['default_flavor'] = spec['flavor']
+        if 'replication_factor' not in values:
+            # an explicitly small cluster (min_size below 3) says its RF is
+            # small
+            values['replication_factor'] = min(3, int(values.get('min_size',
+                                                                 3)))
+        return cls(**values)
+
 
 def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)

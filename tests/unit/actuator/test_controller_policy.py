@@ -1,7 +1,6 @@
 """The API's stored policy as the decision's ScalingPolicy."""
 import pytest
 
-from elastman.actuator import controller
 from elastman.actuator import policy as policy_mod
 
 
@@ -13,7 +12,7 @@ def test_api_policy_maps_onto_scaling_policy():
                           'cooldown_s': 60, 'flavors': ['m1.small',
                                                         'm1.large'],
                           'dry_run': True, 'model': {'svm_c': 2.0}}}
-    policy = controller.scaling_policy(cluster)
+    policy = policy_mod.ScalingPolicy.for_cluster(cluster)
     assert policy.slo_threshold_ms == 20
     assert (policy.min_size, policy.max_size) == (3, 12)
     assert policy.alpha == 2 and policy.dry_run
@@ -23,11 +22,11 @@ def test_api_policy_maps_onto_scaling_policy():
 
 
 def test_small_clusters_get_a_small_replication_floor():
-    policy = controller.scaling_policy({'policy': {'min_size': 1,
+    policy = policy_mod.ScalingPolicy.for_cluster({'policy': {'min_size': 1,
                                                    'max_size': 3}})
     assert policy.floor == 1
 
 
 def test_invalid_policy_is_refused():
     with pytest.raises(policy_mod.InvalidPolicy):
-        controller.scaling_policy({'policy': {'min_size': 5, 'max_size': 2}})
+        policy_mod.ScalingPolicy.for_cluster({'policy': {'min_size': 5, 'max_size': 2}})
