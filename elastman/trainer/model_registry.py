@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 from oslo_log import log as logging
 
 from elastman.capacity import capacity as cap_mod
@@ -244,7 +242,10 @@ class ModelRegistry:
 
     def capacity(self, node_id: str, workload: Mapping[str, Any] | Sequence[float]
                  ) -> cap_mod.CapacityEstimate:
-        """Capacity of ``node_id`` along the ray through ``workload``."""
+        """Capacity of ``node_id`` along the ray through ``workload``, with
+        ``seen``: the largest load along that ray the answering model's met
+        cells show the VM serving within the SLO (:func:`capacity.seen_load`).
+        """
         model, source = self.model_for(node_id)
         point = self.point_of(workload)
         if model is None:

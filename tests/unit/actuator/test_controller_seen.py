@@ -1,0 +1,124 @@
+"""The trainer's ``seen`` reaches the controller's decision: from the cells,
+through the stored trainer state and the RPC answer, into ``c_x`` when the
+policy says ``extrapolation='lower'``."""
+import pytest
+from oslo_config import cfg
+
+import elastman.conf.actuator
+from elastman.actuator import controller as controller_mod
+from elastman.capacity.params import ModelParams
+from elastman.common import exception
+from elastman.trainer import manager as trainer_manager
+from elastman.trainer import model_registry
+from elastman.trainer import persistence
+
+P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
+                slo_threshold_ms=35.0)
+# One node, a fixed 3:1 read/write mix at 600 B. Met cells centred at loads
+# 200, 500, 1000 on the ray; violated at 2100 and 2600. The furthest met cell
+# (750, 250) lies on the ray through (825, 275): seen = 1000 req/s.
+CELLS = [((150, 50), 10.0), ((350, 150), 12.0), ((750, 250), 20.0),
+         ((1550, 550), 60.0), ((1950, 650), 90.0)]
+NOW = 10_000.0
+CURRENT = {'reads_per_s': 825.0, 'writes_per_s': 275.0, 'read_bytes_mean': 600.0,
+           'write_bytes_mean': 600.0, 'up': True}
+
+
+def _registry():
+    reg = model_registry.ModelRegistry('c1', P)
+    reg.register_node('n1', 'm1')
+    for ts, ((r, w), p99) in enumerate(CELLS * 3):
+        assert reg.add_sample({'cluster_id': 'c1', 'node_id': 'n1', 'ts': float(ts),
+                               'reads_per_s': r, 'writes_per_s': w,
+                               'read_bytes_mean': 600.0, 'write_bytes_mean': 600.0,
+                               'read_p99_ms': p99, 'up': True})
+    reg.refit(NOW)
+    return reg
+
+
+class FakeModels:
+    """The two calls of each direction persistence makes."""
+
+    def __init__(self):
+        self.rows, self.cell_rows = {}, {}
+
+    def save_cells(self, scope, key, cells):
+        self.cell_rows[(scope, key)] = dict(cells)
+
+    def save(self, scope, key, payload, params=None, summary=None):
+        self.rows[(scope, key)] = {'payload': payload}
+        return 1
+
+    def prune(self, scope, key, keep):
+        pass
+
+    def get(self, scope, key):
+        return self.rows[(scope, key)]
+
+    def cells(self, scope, key):
+        return self.cell_rows[(scope, key)]
+
+
+class FakeStore:
+    def __init__(self):
+        self.models = FakeModels()
+        self.nodes = self
+        self.actions = self
+        self.samples = self
+        self.forecasts = self
+
+    def list(self, cluster_id, limit=None):
+        if limit is None:             # nodes.list
+            return [{'node_id': 'n1', 'flavor': 'm1', 'state': 'UN', 'seed': True}]
+        return []                     # actions.list
+
+    def unfinished(self, cluster_id):
+        return []
+
+    def for_node(self, cluster_id, node_id, limit=None):
+        return [dict(CURRENT)]
+
+    def latest(self, cluster_id, metric):
+        raise exception.NotFound(kind='forecast', id=metric)
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    elastman.conf.actuator.register_opts(conf)
+    conf([], default_config_files=[])
+    return conf
+
+
+def test_registry_and_rpc_answer_carry_seen(conf):
+    reg = _registry()
+    est = reg.capacity('n1', CURRENT)
+    assert est.seen == pytest.approx(1000.0)
+    assert est.capacity > 1000.0             # the boundary lies beyond the met cells
+    trainer = trainer_manager.TrainerManager(conf)
+    trainer._clusters['c1'] = trainer_manager._ClusterState(reg, 1)
+    answer = trainer.capacities(None, 'c1', {'n1': CURRENT})['n1']
+    assert answer['seen'] == pytest.approx(1000.0)
+    assert answer['capacity'] == pytest.approx(est.capacity)
+
+
+@pytest.mark.parametrize('extrapolation', ['trust', 'lower'])
+def test_controller_caps_capacity_at_seen_when_policy_says_lower(conf, extrapolation):
+    store = FakeStore()
+    reg = _registry()
+    boundary = reg.capacity('n1', CURRENT).capacity
+    persistence.save_state(store, reg)       # as the trainer leaves it
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0,
+                          'extrapolation': extrapolation}}
+    ctl = controller_mod.Controller(conf, store)
+    decision = ctl.decide(cluster, now=NOW, record=False)
+    (vm,) = decision.vms
+    assert vm.load == pytest.approx(1100.0)
+    if extrapolation == 'lower':
+        # c_x is the seen load, a lower bound: w = 1100 > 1000 is uncertain
+        assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(1000.0), 'lower',
+                                                      'uncertain')
+    else:
+        assert boundary > 1100.0
+        assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(boundary), 'exact', 'ok')
