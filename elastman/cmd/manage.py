@@ -4,6 +4,8 @@
     elastman-manage store start | stop | status   (a local single-node store)
     elastman-manage model export | import         (carry a flavour's model)
     elastman-manage forecast-eval TRACE.csv       (compare the forecasters)
+    elastman-manage local-cluster create | list | delete
+                                                  (clusters on this host)
 """
 from __future__ import annotations
 
@@ -128,7 +130,8 @@ def add_command_parsers(subparsers) -> None:
 
 # Offline tools that bring their own sub-command (module.add_subparser).
 _TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer',
-                 'elastman.evaluation.live', 'elastman.evaluation.report')
+                 'elastman.evaluation.live', 'elastman.evaluation.report',
+                 'elastman.compute.local_cluster')
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',
