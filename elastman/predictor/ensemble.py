@@ -33,6 +33,7 @@ from oslo_log import log as logging
 from stevedore import extension
 from stevedore import named
 
+from elastman.common import exception
 from elastman.predictor import history as history_mod
 from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor.forecasters.base import NotEnoughHistory
@@ -329,6 +330,13 @@ def load_forecaster_classes(
     if missing:
         LOG.warning(
             'Unknown forecasters ignored: %s', ', '.join(sorted(missing))
+        )
+    if not classes:
+        # forecasting with nothing but the fallback would look healthy
+        raise exception.ConfigurationError(
+            reason='no forecaster plug-in could be loaded from the %s '
+            'namespace (asked for: %s); is elastman installed in this '
+            'Python?' % (NAMESPACE, ', '.join(names) if names else 'all')
         )
     return classes
 

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from elastman.common import exception
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
 from elastman.predictor.forecasters import base
@@ -175,3 +176,8 @@ def test_from_conf_uses_predictor_options():
     assert e.seasonal_periods == (288, 2016)
     assert e.mode == 'average' and e.horizon == conf.predictor.horizon
     assert e.tolerance == conf.predictor.tolerance
+
+
+def test_no_loadable_forecaster_is_a_configuration_error():
+    with pytest.raises(exception.ConfigurationError, match='no forecaster'):
+        ens.load_forecaster_classes(['no_such_forecaster'])
