@@ -8,7 +8,8 @@ client-side latency per step, the cgroup's throttling, and the highest
 throughput each flavour sustained with p99 under ``--slo-ms``.
 
     python3 tools/bench_flavors.py [--flavors full:cpu=1,heap=512M \
-        half:cpu=0.5,heap=512M] [--seconds 8] [--slo-ms 20]
+        half:cpu=0.5,heap=512M] [--seconds 8] [--warmup 30] [--slo-ms 20] \
+        [--cpu-period-us 100000]
 """
 from __future__ import annotations
 
@@ -107,7 +108,8 @@ def bench(driver, flavor, args):
         value = os.urandom(args.value_size)
         for k in range(args.keys):
             session.execute(write, (k, value))
-        closed_loop(session, read, write, value, args.keys, 4, 5)  # warm-up
+        # JIT compilation and the first flushes would eat a small quota
+        closed_loop(session, read, write, value, args.keys, 4, args.warmup)
         rows = []
         for conc in args.concurrency:
             before = group.stats() if group else {}
@@ -136,6 +138,11 @@ def main(argv=None) -> int:
     parser.add_argument('--concurrency', type=int, nargs='+',
                         default=[1, 2, 4, 8, 16, 32])
     parser.add_argument('--seconds', type=float, default=8)
+    parser.add_argument('--warmup', type=float, default=30,
+                        help='seconds of load before the measured steps')
+    parser.add_argument('--cpu-period-us', type=int, default=100000,
+                        help='CFS period of the quotas ([local_cloud] '
+                             'cpu_period_us)')
     parser.add_argument('--value-size', type=int, default=1024)
     parser.add_argument('--keys', type=int, default=2000)
     parser.add_argument('--slo-ms', type=float, default=20.0)
@@ -151,6 +158,7 @@ def main(argv=None) -> int:
     conf.set_override('network', args.network, 'local_cloud')
     conf.set_override('jmx_port_base', args.jmx_port_base, 'local_cloud')
     conf.set_override('cgroup_parent', 'elastman-bench', 'local_cloud')
+    conf.set_override('cpu_period_us', args.cpu_period_us, 'local_cloud')
     driver = local.LocalDriver(conf)
     results = {}
     try:
