@@ -175,7 +175,7 @@ class LocalClusters:
                                 ', '.join(str(c['id']) for c in found)))
         if not _managed(found[0]):
             raise UsageError('cluster %s (%s) is registered, not managed: '
-                             'elastman has no servers of it to delete'
+                             'elastman has no servers of it'
                              % (found[0]['name'], found[0]['id']))
         return found[0]
 
@@ -296,9 +296,10 @@ class LocalClusters:
             progress.show(current)
             if current['state'] in actions_repo.TERMINAL_STATES:
                 return current
-            if self.store.leases.acquire(lease, self.holder, self.lease_ttl):
+            holder = self.store.leases.holder(lease)  # a plain read first
+            if holder in (None, self.holder) and self.store.leases.acquire(
+                    lease, self.holder, self.lease_ttl):
                 return self._run_here(current, lease, progress)
-            holder = self.store.leases.holder(lease)
             if holder and holder != told:
                 self.echo('%s holds the cluster\'s lease: waiting for it to '
                           'carry the %s out' % (holder, action['kind']))
