@@ -24,6 +24,14 @@ BEYOND_LOWER = ('uncertain', 'over')
 #: (an estimate's optional ``seen``) means: ``trust`` it, or take it as only a
 #: ``lower`` bound at ``seen`` (the boundary there is an extrapolation).
 EXTRAPOLATION = ('trust', 'lower')
+#: The decision options new clusters get unless their policy says otherwise
+#: (the API's defaults, ``elastman-manage local-cluster``, the evaluations):
+#: the set that did best in the simulator (doc/source/evaluation.rst,
+#: "Decision options beyond the paper"). ScalingPolicy's own defaults stay
+#: seed 000's rule.
+RECOMMENDED_OPTIONS = {'headroom': 0.2, 'scale_out_count': 'violators',
+                       'extrapolation': 'lower',
+                       'max_scale_in_fraction': 0.1}
 
 
 class InvalidPolicy(ValueError):

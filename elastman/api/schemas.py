@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import jsonschema
 
+from elastman.actuator import policy as policy_mod
 from elastman.api import errors
 from elastman.capacity import params as cap_params
 
@@ -71,10 +72,9 @@ POLICY_DEFAULTS = {'slo_metric': 'read_p99_ms', 'slo_threshold_ms': 35.0,
                    'min_size': 1, 'max_size': 10, 'alpha': 1.0, 'beta': 0.5,
                    'control_period_s': 300, 'cooldown_s': 600,
                    'flavors': [], 'dry_run': False, 'model': {},
-                   # seed 000's rule; see elastman.actuator.policy
-                   'headroom': 0.0, 'scale_out_count': 'sum',
                    'beyond_lower': 'uncertain', 'explore': 0.0,
-                   'extrapolation': 'trust', 'max_scale_in_fraction': 1.0}
+                   # beyond seed 000's rule: see elastman.actuator.policy
+                   **policy_mod.RECOMMENDED_OPTIONS}
 
 CLUSTER_CREATE = {
     'type': 'object',

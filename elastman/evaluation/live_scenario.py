@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from elastman.api import schemas
 from elastman.evaluation import ycsb
 
 MINUTE = 60.0
@@ -63,7 +64,10 @@ class Scenario:
         return sum(p.duration_s for p in self.phases)
 
     def scaling_policy(self) -> dict[str, Any]:
-        policy = dict(DEFAULT_POLICY, slo_threshold_ms=self.slo_ms,
+        """What the API would store: its defaults, the evaluation's, then
+        the scenario's."""
+        policy = dict(schemas.POLICY_DEFAULTS)
+        policy.update(DEFAULT_POLICY, slo_threshold_ms=self.slo_ms,
                       flavors=[self.flavor])
         policy.update(self.policy)
         return policy
