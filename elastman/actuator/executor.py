@@ -37,6 +37,10 @@ ACTION_TAG = 'elastman_action'
 STEPS = ('requested', 'planned', 'creating', 'joining', 'cleaning',
          'decommissioning', 'deleting', 'done')
 SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
+#: Where [actuator]crash_after_step can kill an actuator: right after each
+#: step is journalled, and inside the steps that have side effects.
+CRASH_POINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
+                            'deleting:server')
 
 
 def serving_nodes(nodes: list[dict]) -> list[dict]:
@@ -66,10 +70,16 @@ class ActionExecutor:
         LOG.info('action %s (%s of cluster %s): %s -> %s', action['id'],
                  action['kind'], action['cluster_id'], action['step'], step)
         action['step'], action['state'] = step, state
-        if self.opts.crash_after_step == step:
-            LOG.warning('crash_after_step=%s: exiting now', step)
-            os._exit(137)
+        self._crash_point(step)
         return step
+
+    def _crash_point(self, point: str) -> None:
+        """Die here, as a kill would, if [actuator]crash_after_step says so
+        (crash-safety tests only)."""
+        assert point in CRASH_POINTS, point
+        if self.opts.crash_after_step == point:
+            LOG.warning('crash_after_step=%s: exiting now', point)
+            os._exit(137)
 
     # -- entry point -------------------------------------------------------------
     def run(self, action: dict) -> dict:
@@ -179,6 +189,7 @@ class ActionExecutor:
                         ACTION_TAG: str(action['id']),
                         'cluster_name': 'elastman-%s' % cluster['id']}
             server = self.driver.create(name, plan['flavor'], metadata)
+            self._crash_point('creating:server')
             servers.append(server)
             result['servers'].append(server.id)
             self.store.actions.advance(action['cluster_id'], action['id'],
@@ -266,21 +277,43 @@ class ActionExecutor:
             self.store.nodes.upsert(action['cluster_id'], node_id,
                                     state='LEAVING')
             if self._still_in_ring(action, node):
-                tool = self._nodetool(node['jmx_host'], node['jmx_port'])
-
-                def progress(state, node_id=node_id):
-                    LOG.info('decommission of %s: %s', node_id, state)
-                try:
-                    tool.decommission(progress=progress,
-                                      timeout=self.opts.decommission_timeout)
-                except exception.NodetoolError:
-                    self.store.nodes.upsert(action['cluster_id'], node_id,
-                                            state='UN')
-                    raise
+                self._decommission_node(action, node)
             done.append(node_id)
             self.store.actions.advance(action['cluster_id'], action['id'],
                                        action['step'], result=result,
                                        expected_step=action['step'])
+
+    def _decommission_node(self, action: dict, node: dict) -> None:
+        """Decommission ``node``, or wait for the decommission an earlier
+        (crashed) actuator started: Cassandra refuses a second one while
+        the node is leaving."""
+        node_id = node['node_id']
+        tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+
+        def progress(state: dict) -> None:
+            LOG.info('decommission of %s: %s', node_id, state)
+            if state.get('mode') == 'LEAVING':
+                self._crash_point('decommissioning:leaving')
+        try:
+            mode = tool.netstats().get('mode')
+        except exception.NodetoolError as exc:
+            mode = None  # decommission below says what is wrong
+            LOG.info('node %s: no netstats before decommission: %s',
+                     node_id, exc)
+        timeout = self.opts.decommission_timeout
+        try:
+            if mode == 'DECOMMISSIONED':
+                LOG.info('node %s was already decommissioned', node_id)
+            elif mode == 'LEAVING':
+                LOG.info('node %s is already leaving; waiting for it',
+                         node_id)
+                tool.wait_decommissioned(progress=progress, timeout=timeout)
+            else:
+                tool.decommission(progress=progress, timeout=timeout)
+        except exception.NodetoolError:
+            self.store.nodes.upsert(action['cluster_id'], node_id,
+                                    state='UN')
+            raise
 
     def _still_in_ring(self, action: dict, leaving: dict) -> bool:
         """Ask another node whether ``leaving`` is still part of the ring."""
@@ -306,6 +339,7 @@ class ActionExecutor:
                 self.driver.wait_for_state(node['server_id'],
                                            compute.DELETED,
                                            timeout=self.opts.delete_timeout)
+                self._crash_point('deleting:server')
             self.store.nodes.delete(action['cluster_id'], node_id)
 
     # -- endings -----------------------------------------------------------------------

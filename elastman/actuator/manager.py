@@ -114,6 +114,11 @@ class ActuatorManager(manager.Manager):
         if unfinished:
             self._submit(cluster_id, unfinished[0])
             return
+        if cluster.get('state') == 'SCALING':
+            # an actuator died between journalling an action's end and
+            # updating the cluster: nothing is in flight any more
+            self.store.clusters.update(cluster['id'], state='ACTIVE',
+                                       status_reason='no action in progress')
         policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         last = self._last_decision.get(cluster_id)
         if last is not None and now - last < policy.control_period_s:

@@ -264,3 +264,31 @@ class Nodetool:
                       'bytes_sent': 0, 'bytes_to_receive': 0,
                       'bytes_received': 0,
                       'elapsed_s': round(time.monotonic() - start, 1)})
+
+    def wait_decommissioned(self, progress: ProgressCallback | None = None,
+                            poll_interval: float = 5.0,
+                            timeout: float = 3600) -> None:
+        """Block until a decommission started earlier (by a process that has
+        since died) completes; Cassandra refuses a second one meanwhile.
+
+        Raises NodetoolError when the node reports DECOMMISSION_FAILED or
+        NORMAL (it stopped leaving) or is still leaving after ``timeout``.
+        """
+        start = time.monotonic()
+        while True:
+            state = self.netstats()
+            state['elapsed_s'] = round(time.monotonic() - start, 1)
+            if progress is not None:
+                progress(state)
+            mode = state.get('mode')
+            if mode == 'DECOMMISSIONED':
+                return
+            if mode != 'LEAVING':
+                raise exception.NodetoolError(
+                    command='decommission', node=self.where,
+                    reason='stopped leaving (mode %s)' % mode)
+            if state['elapsed_s'] > timeout:
+                raise exception.NodetoolError(
+                    command='decommission', node=self.where,
+                    reason='still leaving after %ss' % timeout)
+            time.sleep(poll_interval)

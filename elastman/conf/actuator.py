@@ -30,10 +30,20 @@ actuator_opts = [
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
     cfg.StrOpt('crash_after_step', default='', advanced=True,
-               help='Testing only: exit the process at once after the '
-                    'action journal records this step, to prove that a '
-                    'restarted actuator finishes or rolls back the action. '
-                    'Empty disables it.'),
+               choices=('', 'planned', 'creating', 'creating:server',
+                        'joining', 'cleaning', 'decommissioning',
+                        'decommissioning:leaving', 'deleting',
+                        'deleting:server', 'done'),
+               help='Testing only: exit the process at once (as a kill '
+                    'would) when an action reaches this point, to prove '
+                    'that a restarted actuator finishes or rolls back the '
+                    'action. A step name is the moment right after the '
+                    'journal records that step; "creating:server" is right '
+                    'after the compute driver returned a new server (before '
+                    'the journal lists it), "decommissioning:leaving" while '
+                    'a node streams its data away, "deleting:server" after '
+                    'a server was deleted but before its node row. Empty '
+                    'disables it.'),
 ]
 
 

@@ -1,29 +1,63 @@
 """Scaling actions against real Cassandra nodes run by the local driver.
 
-One cluster grows from nothing to three nodes (one bootstrap at a time), an
-actuator is killed right after journalling a step of a scale-in and a new one
-finishes the action, and at the end no process, directory or node row is left
-behind.
+A cluster grows to three nodes (one bootstrap at a time) and holds rows with
+replication factor 3. Then an actuator is killed at every point of a
+scale-out to four nodes and of the scale-in back to three: each kill is a
+separate process that resumes the action from the journal where the previous
+one died and dies at the next point. Afterwards the cluster, the servers and
+the node rows agree, every node is UN, the rows are all readable at
+consistency ALL, and deleting the cluster leaves no process, directory or
+row behind.
 """
 import os
 import subprocess
 import sys
 
+from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster
+from cassandra.query import SimpleStatement
 import pytest
 
 from elastman.actuator import executor as executor_mod
+from elastman.cassandra import nodetool
 from elastman.compute import local as local_driver
 
 NETWORK = '127.0.70.0/24'
+JMX_BASE = 17400
+FLAVOR = 'small:cpu=0,heap=384M'
+ROWS = 300
+
+#: (kill point, journalled step the resumed action starts from)
+SCALE_OUT_KILLS = [('planned', 'planned'), ('creating', 'creating'),
+                   ('creating:server', 'creating'), ('joining', 'joining'),
+                   ('cleaning', 'cleaning'),
+                   ('decommissioning', 'decommissioning'),
+                   ('deleting', 'deleting')]
+SCALE_IN_KILLS = [('planned', 'planned'),
+                  ('decommissioning', 'decommissioning'),
+                  ('decommissioning:leaving', 'decommissioning'),
+                  ('deleting', 'deleting'), ('deleting:server', 'deleting')]
+
+# one actuator run of one journalled action, in a process of its own
+_RUN_ACTION = """
+import sys, uuid
+from elastman.common import config
+from elastman import store as store_mod
+from elastman.compute import local
+from elastman.actuator import executor
+conf = config.parse_args(sys.argv[:1] + sys.argv[3:])
+store = store_mod.Store.open(conf)
+action = store.actions.get(uuid.UUID(sys.argv[1]), uuid.UUID(sys.argv[2]))
+executor.ActionExecutor(conf, store, local.LocalDriver(conf)).run(action)
+"""
 
 
 @pytest.fixture
 def cloud(conf, tmp_path):
     conf.set_override('state_path', str(tmp_path / 'state'))
     conf.set_override('network', NETWORK, 'local_cloud')
-    conf.set_override('jmx_port_base', 17400, 'local_cloud')
-    conf.set_override('flavor', ['small:cpu=0,heap=384M'], 'local_cloud')
+    conf.set_override('jmx_port_base', JMX_BASE, 'local_cloud')
+    conf.set_override('flavor', [FLAVOR], 'local_cloud')
     conf.set_override('join_timeout', 300, 'actuator')
     driver = local_driver.LocalDriver(conf)
     yield driver
@@ -40,89 +74,96 @@ def _action(store, cluster, kind, **params):
                                 state='PENDING')
 
 
-def _lower_system_rf(address):
-    with Cluster([address]) as cql:
-        session = cql.connect()
-        for ks in ('system_distributed', 'system_auth', 'system_traces'):
-            session.execute("ALTER KEYSPACE %s WITH replication = {'class': "
-                            "'SimpleStrategy', 'replication_factor': 1}" % ks)
+def _kill_at_each_point(store, cluster, action, kills, config_file, conf):
+    """Run the action once per kill point in a new process that dies there;
+    each one resumes from the step the previous one journalled."""
+    for point, journalled in kills:
+        config = config_file(
+            DEFAULT={'state_path': conf.state_path},
+            local_cloud={'network': NETWORK, 'jmx_port_base': JMX_BASE,
+                         'flavor': FLAVOR},
+            actuator={'crash_after_step': point, 'join_timeout': 300})
+        run = subprocess.run(
+            [sys.executable, '-c', _RUN_ACTION, str(cluster['id']),
+             str(action['id']), '--config-file', config],
+            capture_output=True, text=True, timeout=600)
+        journal = store.actions.get(cluster['id'], action['id'])
+        assert run.returncode == 137, (point, journal['reason'],
+                                       run.stderr[-3000:])
+        assert (journal['step'], journal['state']) == (journalled, 'RUNNING')
+    return journal
 
 
-def test_grow_crash_and_shrink(conf, store, cloud, config_file, tmp_path):
-    cluster = store.clusters.create(
-        'p', 'grow', spec={'mode': 'managed', 'flavor': 'small'},
-        policy={'min_size': 1, 'max_size': 3, 'flavors': ['small']})
-    executor = executor_mod.ActionExecutor(conf, store, cloud)
-
-    done = executor.run(_action(store, cluster, 'create', count=1,
-                                flavor='small'))
-    assert done['state'] == 'SUCCEEDED', done['reason']
-    # two more: Cassandra bootstraps one node at a time, so must we
-    done = executor.run(_action(store, cluster, 'scale', count=3))
-    assert done['state'] == 'SUCCEEDED', done['reason']
+def _consistent(conf, store, cloud, cluster, size):
+    """Node rows, servers and the ring agree and every node is UN."""
     nodes = store.nodes.list(cluster['id'])
-    assert sorted(n['state'] for n in nodes) == ['UN', 'UN', 'UN']
-    assert len(cloud.list(str(cluster['id']))) == 3
-    assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
-
-    # rows written to the cluster survive the scaling that follows
-    address = nodes[0]['address']
-    _lower_system_rf(address)
-    with Cluster([address]) as cql:
-        session = cql.connect()
-        session.execute("CREATE KEYSPACE data WITH replication = {'class': "
-                        "'SimpleStrategy', 'replication_factor': 1}")
-        session.execute('CREATE TABLE data.kv (k int PRIMARY KEY, v text)')
-        for i in range(200):
-            session.execute('INSERT INTO data.kv (k, v) VALUES (%s, %s)',
-                            (i, 'v%d' % i))
-
-    # an actuator dies right after journalling the decommission step ...
-    action = _action(store, cluster, 'scale', count=2)
-    config = config_file(
-        DEFAULT={'state_path': conf.state_path},
-        local_cloud={'network': NETWORK, 'jmx_port_base': 17400,
-                     'flavor': 'small:cpu=0,heap=384M'},
-        actuator={'crash_after_step': 'decommissioning'})
-    script = ('import sys, uuid; from elastman.common import config;'
-              'from elastman import store as s;'
-              'from elastman.compute import local;'
-              'from elastman.actuator import executor as e;'
-              'c = config.parse_args(sys.argv);'
-              'st = s.Store.open(c);'
-              'a = st.actions.get(uuid.UUID("%s"), uuid.UUID("%s"));'
-              'e.ActionExecutor(c, st, local.LocalDriver(c)).run(a)'
-              % (cluster['id'], action['id']))
-    crashed = subprocess.run([sys.executable, '-c', script, '--config-file',
-                              config], capture_output=True, text=True,
-                             timeout=300)
-    journal = store.actions.get(cluster['id'], action['id'])
-    assert crashed.returncode == 137, (journal['reason'],
-                                       crashed.stdout[-2000:])
-    assert journal['step'] == 'decommissioning'
-    assert journal['state'] == 'RUNNING'
-
-    # ... and a new one finishes it from the journal
-    done = executor.run(journal)
-    assert done['state'] == 'SUCCEEDED', done['reason']
-    nodes = store.nodes.list(cluster['id'])
-    assert [n['state'] for n in nodes] == ['UN', 'UN']
+    assert sorted(n['state'] for n in nodes) == ['UN'] * size
     servers = cloud.list(str(cluster['id']))
     assert sorted(s.id for s in servers) == sorted(n['node_id']
                                                    for n in nodes)
+    ring = nodetool.Nodetool(conf, nodes[0]['jmx_host'],
+                             nodes[0]['jmx_port']).status()
+    assert sorted((m.address, m.code) for m in ring) == sorted(
+        (n['address'], 'UN') for n in nodes)
+    return nodes
+
+
+def _count_at_all(address):
+    with Cluster([address]) as cql:
+        query = SimpleStatement('SELECT count(*) FROM data.kv',
+                                consistency_level=ConsistencyLevel.ALL)
+        return cql.connect().execute(query).one()[0]
+
+
+def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
+    cluster = store.clusters.create(
+        'p', 'crashes', spec={'mode': 'managed', 'flavor': 'small'},
+        policy={'min_size': 3, 'max_size': 4, 'flavors': ['small']})
+    executor = executor_mod.ActionExecutor(conf, store, cloud)
+    done = executor.run(_action(store, cluster, 'create', count=3,
+                                flavor='small'))
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    nodes = _consistent(conf, store, cloud, cluster, 3)
     with Cluster([nodes[0]['address']]) as cql:
-        rows = cql.connect().execute('SELECT count(*) FROM data.kv').one()
-    assert rows[0] == 200
+        session = cql.connect()
+        session.execute("CREATE KEYSPACE data WITH replication = {'class': "
+                        "'SimpleStrategy', 'replication_factor': 3}")
+        session.execute('CREATE TABLE data.kv (k int PRIMARY KEY, v text)')
+        insert = session.prepare('INSERT INTO data.kv (k, v) VALUES (?, ?)')
+        insert.consistency_level = ConsistencyLevel.ALL
+        for i in range(ROWS):
+            session.execute(insert, (i, 'v%d' % i))
+
+    # scale out to 4, killed at every step; a last run finishes it
+    action = _action(store, cluster, 'scale', count=4)
+    journal = _kill_at_each_point(store, cluster, action, SCALE_OUT_KILLS,
+                                  config_file, conf)
+    done = executor.run(journal)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert len(done['result']['servers']) == 1   # adopted, not duplicated
+    nodes = _consistent(conf, store, cloud, cluster, 4)
+    assert _count_at_all(nodes[0]['address']) == ROWS
+
+    # scale in to 3, killed at every step (once while the node streams)
+    action = _action(store, cluster, 'scale', count=3)
+    journal = _kill_at_each_point(store, cluster, action, SCALE_IN_KILLS,
+                                  config_file, conf)
+    done = executor.run(journal)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert done['result']['decommissioned'] == done['result']['plan'][
+        'remove']
+    nodes = _consistent(conf, store, cloud, cluster, 3)
+    assert _count_at_all(nodes[0]['address']) == ROWS
+    assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
 
     # deleting the cluster removes every server, row and directory
     done = executor.run(_action(store, cluster, 'delete', count=0))
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert cloud.list(str(cluster['id'])) == []
     assert store.nodes.list(cluster['id']) == []
-    leftovers = [d for d in os.listdir(os.path.join(conf.state_path,
-                                                    'local-cloud'))
-                 if not d.startswith('.')] \
-        if os.path.isdir(os.path.join(conf.state_path, 'local-cloud')) else []
+    state_dir = os.path.join(conf.state_path, 'local-cloud')
+    leftovers = [d for d in os.listdir(state_dir) if not d.startswith('.')] \
+        if os.path.isdir(state_dir) else []
     assert leftovers == []
 
 

@@ -1,0 +1,105 @@
+"""How the executor resumes a decommission a crashed actuator left behind,
+and where the crash-injection hook may fire."""
+import pytest
+from oslo_config import cfg
+
+import elastman.conf.actuator
+from elastman.actuator import executor as executor_mod
+from elastman.common import exception
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    elastman.conf.actuator.register_opts(conf)
+    conf([], default_config_files=[])
+    return conf
+
+
+class FakeNodes:
+    def __init__(self):
+        self.states = {}
+
+    def upsert(self, cluster_id, node_id, **fields):
+        self.states[node_id] = fields['state']
+
+
+class FakeStore:
+    def __init__(self):
+        self.nodes = FakeNodes()
+
+
+class FakeNodetool:
+    """Records which operation the executor chose for a node in ``mode``."""
+
+    def __init__(self, mode, fail=False):
+        self.mode, self.fail, self.calls = mode, fail, []
+
+    def netstats(self):
+        if self.mode is None:
+            raise exception.NodetoolError(command='netstats', node='n1',
+                                          reason='connection refused')
+        return {'mode': self.mode}
+
+    def decommission(self, progress=None, timeout=None):
+        self.calls.append('decommission')
+        if self.fail:
+            raise exception.NodetoolError(command='decommission', node='n1',
+                                          reason='Node in LEAVING state')
+
+    def wait_decommissioned(self, progress=None, timeout=None):
+        self.calls.append('wait')
+
+
+def _executor(conf, tool):
+    store = FakeStore()
+    executor = executor_mod.ActionExecutor(conf, store, driver=None,
+                                           nodetool_factory=lambda h, p: tool)
+    return executor, store
+
+
+NODE = {'node_id': 'n1', 'jmx_host': '127.0.0.1', 'jmx_port': 7199}
+
+
+@pytest.mark.parametrize('mode,expected', [
+    ('NORMAL', ['decommission']),
+    ('DECOMMISSION_FAILED', ['decommission']),   # 5.0 resumes a failed one
+    (None, ['decommission']),                    # let decommission say why
+    ('LEAVING', ['wait']),                       # a dead actuator started it
+    ('DECOMMISSIONED', []),                      # it finished meanwhile
+])
+def test_decommission_resumes_by_node_mode(conf, mode, expected):
+    tool = FakeNodetool(mode)
+    executor, store = _executor(conf, tool)
+    executor._decommission_node({'cluster_id': 'c'}, NODE)
+    assert tool.calls == expected
+    assert store.nodes.states == {}
+
+
+def test_failed_decommission_puts_the_node_back(conf):
+    tool = FakeNodetool('NORMAL', fail=True)
+    executor, store = _executor(conf, tool)
+    with pytest.raises(exception.NodetoolError, match='LEAVING state'):
+        executor._decommission_node({'cluster_id': 'c'}, NODE)
+    assert store.nodes.states == {'n1': 'UN'}
+
+
+def test_crash_points_are_the_option_choices(conf):
+    opt = conf._get_opt_info('crash_after_step', 'actuator')['opt']
+    assert set(opt.type.choices) == {''} | set(executor_mod.CRASH_POINTS)
+
+
+def test_crash_point_exits_only_where_configured(conf, monkeypatch):
+    exits = []
+    monkeypatch.setattr(executor_mod.os, '_exit', exits.append)
+    conf.set_override('crash_after_step', 'creating:server', 'actuator')
+    executor, _ = _executor(conf, FakeNodetool('NORMAL'))
+    executor._crash_point('creating')
+    assert exits == []
+    executor._crash_point('creating:server')
+    assert exits == [137]
+
+
+def test_unknown_crash_point_is_a_config_error(conf):
+    with pytest.raises(ValueError):
+        conf.set_override('crash_after_step', 'halfway', 'actuator')

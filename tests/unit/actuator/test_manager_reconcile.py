@@ -1,0 +1,50 @@
+"""An actuator that died after an action's end but before the cluster's
+state change must not leave the cluster SCALING forever."""
+import pytest
+
+from elastman.actuator import manager as manager_mod
+from elastman.common import config
+
+
+class FakeStore:
+    def __init__(self, unfinished):
+        self._unfinished = unfinished
+        self.updates = []
+        self.leases = self
+        self.actions = self
+        self.clusters = self
+
+    def acquire(self, name, holder, ttl):
+        return True
+
+    def unfinished(self, cluster_id):
+        return list(self._unfinished)
+
+    def update(self, cluster_id, **fields):
+        self.updates.append(fields)
+
+
+@pytest.fixture
+def manager(monkeypatch):
+    conf = config.CONF
+    conf([], project='elastman', default_config_files=[])
+    store = FakeStore([])
+    mgr = manager_mod.ActuatorManager(conf, store)
+    # the decision itself is not what this test is about
+    monkeypatch.setattr(mgr.controller, 'decide', lambda cluster, now: None)
+    monkeypatch.setattr(mgr.controller, 'action_for',
+                        lambda cluster, result: None)
+    return mgr, store
+
+
+def test_scaling_cluster_without_action_becomes_active(manager):
+    mgr, store = manager
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}})
+    assert store.updates == [{'state': 'ACTIVE',
+                              'status_reason': 'no action in progress'}]
+
+
+def test_active_cluster_is_left_alone(manager):
+    mgr, store = manager
+    mgr.handle_cluster({'id': 'c1', 'state': 'ACTIVE', 'policy': {}})
+    assert store.updates == []
