@@ -127,13 +127,7 @@ class Harness:
                       'connect_retries': 5},
             'local_cloud': {'network': s.network,
                             'jmx_port_base': s.jmx_port_base,
-                            'flavor': '%s:%s' % (s.flavor, s.flavor_spec),
-                            # a scale-out by several nodes bootstraps them
-                            # at once, which Cassandra refuses by default
-                            'jvm_options': [
-                                '-Dcassandra.ring_delay_ms=5000',
-                                '-Dcassandra.consistent.rangemovement='
-                                'false']},
+                            'flavor': '%s:%s' % (s.flavor, s.flavor_spec)},
         }
         for group, values in s.elastman_conf().items():
             groups.setdefault(group, {}).update(values)
@@ -528,6 +522,10 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                         help='keep the store node\'s data directory')
     parser.add_argument('--dry-run', action='store_true',
                         help='only print the expanded schedule')
+    parser.add_argument('--static', action='store_true',
+                        help='hold the cluster at its initial size (the '
+                             'baseline of an elastic run; elastman decides '
+                             'but does not act)')
     parser.set_defaults(func=_command)
     return parser
 
@@ -541,6 +539,8 @@ def _command(args: Any = None) -> int:
     except scen.ScenarioError as exc:
         print('evaluate: %s' % exc, file=sys.stderr)
         return 2
+    if getattr(args, 'static', False):
+        scenario = scenario.held_static()
     if args.dry_run:
         for start, end, p in scen.schedule(scenario):
             print('%6.1f-%6.1f min %-14s target %5d ops/s read %.2f update '

@@ -72,6 +72,15 @@ class Scenario:
         policy.update(self.policy)
         return policy
 
+    def held_static(self) -> 'Scenario':
+        """The same run with the cluster held at its initial size: the
+        baseline an elastic run is compared with. elastman still samples,
+        trains, forecasts and records its decisions (a dry run)."""
+        policy = dict(self.policy, min_size=self.size, max_size=self.size,
+                      dry_run=True)
+        return dataclasses.replace(self, name='%s-static' % self.name,
+                                   policy=policy)
+
     def elastman_conf(self) -> dict[str, dict[str, Any]]:
         groups = {g: dict(v) for g, v in DEFAULT_ELASTMAN.items()}
         groups['trainer']['slo_threshold_ms'] = self.slo_ms

@@ -33,6 +33,25 @@ def test_parse_and_expand_ramp():
         (0, 60), (60, 120), (120, 180), (180, 240)]
 
 
+def test_held_static_keeps_the_phases_and_pins_the_size():
+    s = live_scenario.parse_scenario(_doc(policy={'max_size': 8,
+                                                  'alpha': 2.0}))
+    static = s.held_static()
+    policy = static.scaling_policy()
+    assert static.name == 't-static'
+    assert (policy['min_size'], policy['max_size']) == (3, 3)
+    assert policy['dry_run'] is True and policy['alpha'] == 2.0
+    assert static.phases == s.phases
+    assert s.scaling_policy()['max_size'] == 8     # the original unchanged
+
+
+def test_new_clusters_get_the_recommended_decision_options():
+    policy = live_scenario.parse_scenario(_doc()).scaling_policy()
+    assert policy['headroom'] == 0.2
+    assert policy['scale_out_count'] == 'violators'
+    assert policy['extrapolation'] == 'lower'
+
+
 def test_policy_and_config_defaults():
     s = live_scenario.parse_scenario(_doc(policy={'max_size': 8},
                                  elastman={'actuator': {
