@@ -382,5 +382,3 @@ class ActionExecutor:
                                        status_reason=reason[:500])
         except exception.NotFound:
             pass
-
-

@@ -154,4 +154,3 @@ class ActuatorManager(manager.Manager):
         LOG.info('scale request for cluster %s to %d nodes (action %s)',
                  cluster_id, count, action_id)
         self.handle_cluster(cluster)
-

@@ -91,7 +91,7 @@ def store_status() -> int:
     node = _store_node()
     if node.is_running():
         print('running (pid %d) at %s:%d' % (node.pid(), node.spec.address,
-                                              node.spec.cql_port))
+                                             node.spec.cql_port))
         return 0
     print('not running')
     return 3

@@ -12,7 +12,6 @@ from oslo_config import cfg
 GROUP = 'nova'
 
 
-
 def _group():
     # A new OptGroup per registration: ConfigOpts copies a group shallowly,
     # so a shared one would share its options' overrides between instances.

@@ -353,23 +353,23 @@ class Harness:
             return {}
         rows = rec.minute_rows(self.t0, self.scenario, windows, intervals,
                                polls,
-                           data['samples'], data['actions'])
+                               data['samples'], data['actions'])
         rec.write_csv(os.path.join(self.out, 'minutes.csv'),
                       rec.MINUTE_FIELDS, rows)
         drows = rec.decision_rows(self.t0, data['decisions'])
         rec.write_csv(os.path.join(self.out, 'decisions.csv'),
                       rec.DECISION_FIELDS,
-                   drows)
+                      drows)
         arows = rec.action_rows(self.t0, data['actions'])
         rec.write_csv(os.path.join(self.out, 'actions.csv'),
-                   ('created_minute', 'done_minute', 'kind', 'state', 'step',
-                    'params', 'reason'), arows)
+                      ('created_minute', 'done_minute', 'kind', 'state', 'step',
+                       'params', 'reason'), arows)
         summary = rec.summarise(self.scenario, rows, arows, drows)
         with open(os.path.join(self.out, 'summary.json'), 'w') as f:
             json.dump(summary, f, indent=1)
         try:
             rec.plot(os.path.join(self.out, 'figure.png'), self.scenario, rows,
-                 arows)
+                     arows)
         except Exception:
             LOG.exception('cannot draw the figure')
         return summary

@@ -175,7 +175,7 @@ def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
 
 def format_table(rows: list[dict]) -> str:
     head = '%-22s %9s %7s %10s %8s %7s %7s' % ('policy', 'viol.min', 'viol.%', 'VM-hours',
-                                              'vs.orc', 'actions', 'max VMs')
+                                               'vs.orc', 'actions', 'max VMs')
     lines = [head]
     for r in rows:
         lines.append('%-22s %9.0f %7.2f %10.1f %8.3f %7d %7d' % (

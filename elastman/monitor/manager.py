@@ -202,5 +202,3 @@ def _target(node: dict) -> readings.Target:
                            cql_port=node.get('cql_port') or 9042,
                            jmx_host=node.get('jmx_host') or '127.0.0.1',
                            jmx_port=node.get('jmx_port') or 7199)
-
-

@@ -161,4 +161,3 @@ class PredictorManager(manager.Manager):
         import uuid
         row = self.store.forecasts.latest(uuid.UUID(str(cluster_id)), metric)
         return rpc.to_primitive(row)
-

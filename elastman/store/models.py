@@ -47,7 +47,7 @@ class ModelRepository(base.Repository):
                             (scope, model_id, version))
         if row is None:
             raise exception.NotFound(kind='model', id='%s/%s' % (scope,
-                                                                  model_id))
+                                                                 model_id))
         row['params'] = base.loads(row['params'])
         row['summary'] = base.loads(row['summary'])
         return row

@@ -152,7 +152,7 @@ def test_scale_out_ahead_of_a_ramp_and_in_when_it_falls(conf, store):
     assert record['inputs']['forecast']['reads_per_s']['forecaster']
     assert record['inputs']['model_versions']['flavor']['small'] >= 1
     predicted = {n: w['reads_per_s'] + w['writes_per_s']
-               for n, w in record['inputs']['per_vm_workload'].items()}
+                 for n, w in record['inputs']['per_vm_workload'].items()}
     over = [v for v in record['vms'] if v['load'] > v['capacity']]
     assert len(over) > 1, record['vms']           # more than alpha = 1
     assert sum(predicted.values()) > rising_load(180)   # predicted > now

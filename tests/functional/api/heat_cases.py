@@ -1,7 +1,7 @@
 """OS::Elastman::Cluster through Heat's own template machinery, against the
 elastman API at $ELASTMAN_TEST_API (noauth). Run by test_heat.py in a process
 of its own: Heat's test base resets the global CONF."""
-import heat.tests.common  # noqa: I100  (first, before oslo.service users)
+import heat.tests.common  # noqa: F401,I100  (first, before oslo.service users)
 from heat.tests import common
 from heat.tests import utils
 

@@ -24,7 +24,7 @@ def test_register_show_list_delete(api, store):
     shown = _ok(api('GET', '/v1/clusters/' + cid), 200, 'showCluster')
     assert shown['cluster']['size'] == 2
     assert {n['id'] for n in shown['cluster']['nodes']} == {'127.0.0.9',
-                                                           '127.0.0.10'}
+                                                            '127.0.0.10'}
     listed = _ok(api('GET', '/v1/clusters'), 200, 'listClusters')
     assert [c['id'] for c in listed['clusters']] == [cid]
     _ok(api('GET', '/v1/clusters/%s/nodes' % cid), 200, 'listNodes')

@@ -53,9 +53,9 @@ def test_new_clusters_get_the_recommended_decision_options():
 
 
 def test_policy_and_config_defaults():
-    s = live_scenario.parse_scenario(_doc(policy={'max_size': 8},
-                                 elastman={'actuator': {
-                                     'control_period': 30}}))
+    s = live_scenario.parse_scenario(_doc(
+        policy={'max_size': 8},
+        elastman={'actuator': {'control_period': 30}}))
     policy = s.scaling_policy()
     assert policy['slo_threshold_ms'] == 50
     assert policy['max_size'] == 8 and policy['min_size'] == 3
