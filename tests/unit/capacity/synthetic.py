@@ -16,8 +16,6 @@ R, W, S (0.7 = a 30% drop from an interfering neighbour).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 SLO_MS = 35.0

@@ -7,7 +7,6 @@ recency half-life 300 s, conflict pruning) with a 250 req/s x 250 req/s x
 512 B grid.
 """
 import numpy as np
-import pytest
 
 from elastman.capacity.params import ModelParams
 from elastman.trainer.model_registry import ModelRegistry
