@@ -301,8 +301,9 @@ class LocalClusters:
                     lease, self.holder, self.lease_ttl):
                 return self._run_here(current, lease, progress)
             if holder and holder != told:
-                self.echo('%s holds the cluster\'s lease: waiting for it to '
-                          'carry the %s out' % (holder, action['kind']))
+                self.echo('%s holds the cluster\'s lease (an actuator): '
+                          'waiting for it to carry the %s out'
+                          % (holder, action['kind']))
                 told = holder
             time.sleep(self.poll_interval)
 
