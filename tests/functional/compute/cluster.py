@@ -28,7 +28,11 @@ _shared: 'LocalCluster | None' = None
 class LocalCluster:
     """A cluster of local servers plus the driver that made them."""
 
-    def __init__(self, conf, size: int = 3, flavor: str = 'c1') -> None:
+    def __init__(self, conf, size: int = 3, flavor: str = 'c1',
+                 flavors: list[str] | None = None, network: str = NETWORK,
+                 jmx_base: int = JMX_BASE) -> None:
+        """``flavors``, ``network`` and ``jmx_base`` let a test that runs
+        beside the shared cluster have its own addresses, ports and limits."""
         self.conf = conf
         self.size = size
         self.flavor = flavor
@@ -36,9 +40,9 @@ class LocalCluster:
         self.state_path = tempfile.mkdtemp(prefix='elastman-localcloud-')
         self.cgroup_parent = 'elastman-test-%s' % uuid.uuid4().hex[:6]
         conf.set_override('state_path', self.state_path)
-        conf.set_override('flavor', FLAVORS, 'local_cloud')
-        conf.set_override('network', NETWORK, 'local_cloud')
-        conf.set_override('jmx_port_base', JMX_BASE, 'local_cloud')
+        conf.set_override('flavor', flavors or FLAVORS, 'local_cloud')
+        conf.set_override('network', network, 'local_cloud')
+        conf.set_override('jmx_port_base', jmx_base, 'local_cloud')
         conf.set_override('cgroup_parent', self.cgroup_parent, 'local_cloud')
         self.driver = local.LocalDriver(conf)
         self.servers: list[base.Server] = []

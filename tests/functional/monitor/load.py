@@ -38,6 +38,7 @@ class _Load:
         for k in range(keys):
             self.session.execute(self.write, (k, self.value))
         self.rates = (reads_per_s, writes_per_s)
+        self._rates_changed = threading.Event()
         self.lock = threading.Lock()
         self.done: list[tuple[float, str, float]] = []   # (end, kind, ms)
         self.errors = 0
@@ -48,20 +49,29 @@ class _Load:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
+    def set_rates(self, reads_per_s: float, writes_per_s: float) -> None:
+        """Change the offered rates; the new schedule starts now."""
+        self.rates = (reads_per_s, writes_per_s)
+        self._rates_changed.set()
+
     def _run(self) -> None:
-        reads, writes = self.rates
-        total = reads + writes
-        period = 1.0 / total
-        start = time.monotonic()
-        i = 0
+        n = 0
         while not self._stop.is_set():
+            if n == 0 or self._rates_changed.is_set():
+                self._rates_changed.clear()
+                reads, writes = self.rates
+                total = reads + writes
+                period = 1.0 / total
+                start = time.monotonic()
+                i = 0
             due = start + i * period
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
             # interleave: exactly `writes` of every `total` requests write
             is_write = int((i + 1) * writes / total) > int(i * writes / total)
-            key = (i * 7919) % self.keys
+            key = (n * 7919) % self.keys
+            n += 1
             t0 = time.monotonic()
             if is_write:
                 future = self.session.execute_async(self.write,
@@ -70,7 +80,8 @@ class _Load:
                 future = self.session.execute_async(self.read, (key,))
             kind = 'write' if is_write else 'read'
             future.add_callbacks(self._ok, self._err,
-                                 callback_args=(kind, t0))
+                                 callback_args=(kind, t0),
+                                 errback_args=(kind, t0))
             i += 1
 
     def _ok(self, rows, kind, t0):
@@ -95,7 +106,7 @@ class _Load:
         self.cluster.shutdown()
 
 
-def _child(args, stop, ready, out) -> None:
+def _child(args, stop, ready, out, control) -> None:
     try:
         os.setpriority(os.PRIO_PROCESS, 0, -10)    # measure, do not queue
     except OSError:
@@ -103,7 +114,9 @@ def _child(args, stop, ready, out) -> None:
     load = _Load(*args)
     load.start()
     ready.set()
-    stop.wait()
+    while not stop.is_set():
+        if control.poll(0.05):
+            load.set_rates(*control.recv())
     load.stop()
     out.put((load.done, load.errors))
 
@@ -119,9 +132,10 @@ class PacedLoad:
         self._stop = ctx.Event()
         self._ready = ctx.Event()
         self._out = ctx.Queue()
+        control, self._control = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(target=_child, daemon=True, args=(
             (contact_points, keyspace, reads_per_s, writes_per_s,
-             value_size), self._stop, self._ready, self._out))
+             value_size), self._stop, self._ready, self._out, control))
         self.done: list[tuple[float, str, float]] = []
         self.errors = 0
 
@@ -130,6 +144,10 @@ class PacedLoad:
         if not self._ready.wait(timeout):
             self._proc.kill()
             raise RuntimeError('load generator did not start')
+
+    def set_rates(self, reads_per_s: float, writes_per_s: float) -> None:
+        """Offer new rates from now on (a stepped load in one client)."""
+        self._control.send((reads_per_s, writes_per_s))
 
     def stop(self) -> None:
         self._stop.set()
