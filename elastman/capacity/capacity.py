@@ -7,8 +7,8 @@ in closed form; other kernels are scanned along the ray and the first met ->
 violated sign change is refined with :func:`scipy.optimize.brentq`.
 
 Each estimate also carries ``seen`` (:func:`seen_load`): how far along the ray
-the VM was actually seen to meet the SLO, so that a caller can tell a boundary
-crossing inside the trained region from an extrapolation beyond it.
+the model has data, so that a caller can tell a boundary crossing inside the
+trained region from an extrapolation beyond it.
 """
 from __future__ import annotations
 
@@ -28,7 +28,6 @@ UNKNOWN = 'unknown'      # no labelled cell yet
 
 SCAN_POINTS = 48
 RAY_REACH = 1.5          # search up to this multiple of the data's extent
-SEEN_ANGLE_DEG = 10.0    # a met cell within this angle of the ray counts as seen on it
 
 
 @dataclasses.dataclass
@@ -39,8 +38,8 @@ class CapacityEstimate:
     i.e. requests per second): ``capacity = scale * load``. ``distance`` is
     the signed distance of ``w`` from the boundary in standardised feature
     units, positive on the SLO-met side (NaN for one-class models). ``seen``
-    (load units) is the largest load along the ray the VM was seen to serve
-    within the SLO (:func:`seen_load`; NaN when the model keeps no cells).
+    (load units) is the largest load along the ray inside the box of the
+    model's training cells (:func:`seen_load`; NaN for an empty model).
     """
 
     capacity: float
@@ -121,67 +120,45 @@ def _one_class(model: model_mod.FittedModel, w: np.ndarray, fixed: np.ndarray,
                             distance=math.nan, bound=bound, model_kind=model.kind)
 
 
-def _seen(model: model_mod.FittedModel, fixed: np.ndarray, direction: np.ndarray,
-          angle_deg: float) -> float:
-    """:func:`seen_load` for a ray already split by :func:`_ray`."""
-    met = model.met_cells()
-    if met is None:
+def _seen(model: model_mod.FittedModel, direction: np.ndarray) -> float:
+    """:func:`seen_load` for a ray direction already found by :func:`_ray`."""
+    if model.upper is None:
         return math.nan
-    mask = model.load_mask
-    half = model.granularity / 2
-    if not len(met):
-        return 0.0
-    # (i) the cell reaches w's value on every fixed coordinate
-    ok = (met[:, ~mask] + half[~mask] >= fixed[~mask]).all(axis=1)
-    p, d, h = met[:, mask], direction[mask], half[mask]
-    d2 = float(d @ d)
-    proj = p @ d                                   # |p| |d| cos(angle)
-    # (ii) within the angle of the ray ...
-    cos_max = math.cos(math.radians(angle_deg))
-    near = proj >= cos_max * np.linalg.norm(p, axis=1) * math.sqrt(d2)
-    # ... or the ray crosses the cell: some t >= 0 with |t d - p| <= h
-    pos = d > 0
-    lo = ((p[:, pos] - h[pos]) / d[pos]).max(axis=1, initial=0.0)
-    hi = ((p[:, pos] + h[pos]) / d[pos]).min(axis=1, initial=math.inf)
-    crossed = (lo <= hi) & (p[:, ~pos] - h[~pos] <= 1e-9).all(axis=1)
-    use = ok & (near | crossed)
-    if not use.any():
-        return 0.0
-    return float(proj[use].max()) / d2 * float(d.sum())
+    mask = model.load_mask & (direction > 0)
+    if not mask.any():
+        return math.nan
+    reach = model.upper[mask] + model.granularity[mask] / 2
+    t = float((reach / direction[mask]).min())
+    return t * float(direction[model.load_mask].sum())
 
 
-def seen_load(model: model_mod.FittedModel, w: Sequence[float],
-              angle_deg: float = SEEN_ANGLE_DEG) -> float:
-    """Largest load (req/s) along the ray through ``w`` that the VM was seen
-    to serve within the SLO, from the SLO-met cells the model was fitted on.
+def seen_load(model: model_mod.FittedModel, w: Sequence[float]) -> float:
+    """How far along the ray through ``w`` the model has data: the largest
+    load (req/s) on the ray that stays inside the box of the cells it was
+    fitted on, met and violated alike (``upper`` plus half a cell on every
+    load coordinate the ray moves along).
 
-    With ``d`` the ray's load direction (``w``'s load coordinates, an even mix
-    for an idle ``w``) and ``h`` half a cell, a met cell centre ``p`` counts
-    when (i) on every fixed coordinate (data size, interference) its cell
-    reaches ``w``'s value, ``p_j + h_j >= w_j``, so by monotonicity it vouches
-    for ``w``'s mix, and (ii) its load part is within ``angle_deg`` of ``d``
-    or the ray crosses its cell (cells near the origin are coarse in angle).
-    ``seen`` is the largest projection of such a ``p`` on the ray, in load
-    units: ``(p . d) / (d . d) * sum(d)`` (for ``p`` on the ray, its load).
-    0 when no met cell counts; NaN when the model keeps no met cells (an
-    empty model, or one stored before models kept them).
+    A boundary crossing below it is bracketed by what the VM was seen to do;
+    one beyond it is an extrapolation of the SVM, which the decision may
+    refuse to trust (``extrapolation='lower'``). The simulator's elastman
+    uses the same function, so its measured behaviour is the service's.
+    NaN when the model records no extent (an empty model).
     """
     w = np.asarray(w, dtype=np.float64)
-    fixed, direction, _ = _ray(model, w)
-    return _seen(model, fixed, direction, angle_deg)
+    _, direction, _ = _ray(model, w)
+    return _seen(model, direction)
 
 
-def capacity(model: model_mod.FittedModel, w: Sequence[float],
-             angle_deg: float = SEEN_ANGLE_DEG) -> CapacityEstimate:
+def capacity(model: model_mod.FittedModel, w: Sequence[float]) -> CapacityEstimate:
     """Capacity of ``model`` along the ray through workload point ``w``,
-    with ``seen`` (:func:`seen_load` with ``angle_deg``)."""
+    with ``seen`` (:func:`seen_load`)."""
     w = np.asarray(w, dtype=np.float64)
     if w.shape != model.load_mask.shape:
         raise ValueError('workload point has %d coordinates, model has %d'
                          % (w.size, model.load_mask.size))
     fixed, direction, load = _ray(model, w)
     est = _crossing(model, w, fixed, direction, load)
-    est.seen = _seen(model, fixed, direction, angle_deg)
+    est.seen = _seen(model, direction)
     return est
 
 

@@ -50,7 +50,6 @@ class FittedModel:
     coef0: float = 0.0
     points: np.ndarray | None = None      # one-class models: the cell centres
     upper: np.ndarray | None = None       # per-dimension max of the training cells
-    met_points: np.ndarray | None = None  # two-class models: the SLO-met cell centres
     n_cells: int = 0
     n_met: int = 0
     train_accuracy: float = math.nan
@@ -104,16 +103,6 @@ class FittedModel:
     def two_class(self) -> bool:
         return self.kind == SVM
 
-    def met_cells(self) -> np.ndarray | None:
-        """Centres of the SLO-met cells the model was fitted on (no rows for an
-        all-violated model); None when the model does not keep them (empty,
-        or a two-class model stored before models kept them)."""
-        if self.kind == ALL_MET:
-            return self.points
-        if self.kind == ALL_VIOLATED:
-            return np.zeros((0, len(self.load_mask)))
-        return self.met_points
-
     # -- serialisation ---------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,8 +123,7 @@ class FittedModel:
             raise ValueError('unknown model kind %r' % kw.get('kind'))
         arrays = {'granularity': np.float64, 'load_mask': bool, 'mean': np.float64,
                   'scale': np.float64, 'coef': np.float64, 'support': np.float64,
-                  'dual': np.float64, 'points': np.float64, 'upper': np.float64,
-                  'met_points': np.float64}
+                  'dual': np.float64, 'points': np.float64, 'upper': np.float64}
         for name, dtype in arrays.items():
             if kw.get(name) is not None:
                 kw[name] = np.asarray(kw[name], dtype=dtype)
@@ -194,8 +182,7 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
             clf = SVC(C=params.svm_c, kernel=params.kernel, gamma=params.gamma,
                       class_weight=weight, cache_size=100, max_iter=10 ** 6)
         clf.fit(z, y, sample_weight=weights)
-    model = FittedModel(kind=SVM, mean=mean, scale=scale, upper=upper,
-                        met_points=x[y > 0].copy(), **base)
+    model = FittedModel(kind=SVM, mean=mean, scale=scale, upper=upper, **base)
     # classes_ is [-1, 1]: a positive decision value means label +1 (met)
     if params.kernel == 'linear':
         model.coef = np.asarray(clf.coef_, dtype=np.float64).ravel()

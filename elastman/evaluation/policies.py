@@ -186,21 +186,6 @@ class _Estimate:
         self.load, self.capacity, self.bound, self.seen = load, capacity, bound, seen
 
 
-def seen_load(model: Any, point: Sequence[float]) -> float:
-    """Largest load along the ray through ``point`` that stays inside the
-    box of the model's training cells on every load coordinate (NaN when the
-    model does not record its extent)."""
-    upper = getattr(model, 'upper', None)
-    if upper is None:
-        return math.nan
-    w = np.asarray(point, dtype=np.float64)
-    mask = model.load_mask & (w > 0)
-    if not mask.any():
-        return math.nan
-    ratio = float(((upper[mask] + model.granularity[mask] / 2) / w[mask]).min())
-    return ratio * float(w[model.load_mask].sum())
-
-
 class Elastman(Policy):
     """elastman's controller on the simulated cluster.
 
@@ -321,7 +306,7 @@ class Elastman(Policy):
                 {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
                  'write_bytes_mean': size})
             ray = cap_mod.capacity(model, point)
-            seen = seen_load(model, point)
+            seen = cap_mod.seen_load(model, point)
             for n in members:
                 estimates[n] = _Estimate(per_vm[n]['reads_per_s'] + per_vm[n]['writes_per_s'],
                                          ray.capacity, ray.bound, seen)

@@ -243,8 +243,8 @@ class ModelRegistry:
     def capacity(self, node_id: str, workload: Mapping[str, Any] | Sequence[float]
                  ) -> cap_mod.CapacityEstimate:
         """Capacity of ``node_id`` along the ray through ``workload``, with
-        ``seen``: the largest load along that ray the answering model's met
-        cells show the VM serving within the SLO (:func:`capacity.seen_load`).
+        ``seen``: how far along that ray the answering model has data
+        (:func:`capacity.seen_load`).
         """
         model, source = self.model_for(node_id)
         point = self.point_of(workload)

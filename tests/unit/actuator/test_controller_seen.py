@@ -1,6 +1,6 @@
 """The trainer's ``seen`` reaches the controller's decision: from the cells,
 through the stored trainer state and the RPC answer, into ``c_x`` when the
-policy says ``extrapolation='lower'``."""
+policy says ``extrapolation='lower'`` and the boundary lies beyond the data."""
 import pytest
 from oslo_config import cfg
 
@@ -15,19 +15,26 @@ from elastman.trainer import persistence
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)
 # One node, a fixed 3:1 read/write mix at 600 B. Met cells centred at loads
-# 200, 500, 1000 on the ray; violated at 2100 and 2600. The furthest met cell
-# (750, 250) lies on the ray through (825, 275): seen = 1000 req/s.
+# 200, 500, 1000 on the ray; violated at 2100 and 2600: the boundary lies
+# between 1000 and 2100, inside the box of the cells, (2000, 700) with half a
+# cell, which the ray through (825, 275) leaves at 2000/825 x 1100 = 2666.7.
 CELLS = [((150, 50), 10.0), ((350, 150), 12.0), ((750, 250), 20.0),
          ((1550, 550), 60.0), ((1950, 650), 90.0)]
+SEEN = 2000 / 825 * 1100
+# The same met cells, but the violations seen only at a write-heavy mix: along
+# the 3:1 ray the data ends at reads 800 (800/825 x 1100 = 1066.7) and the
+# SVM's boundary there is an extrapolation.
+WRITE_HEAVY = CELLS[:3] + [((150, 1550), 60.0), ((350, 1950), 90.0)]
+SEEN_WRITE_HEAVY = 800 / 825 * 1100
 NOW = 10_000.0
 CURRENT = {'reads_per_s': 825.0, 'writes_per_s': 275.0, 'read_bytes_mean': 600.0,
            'write_bytes_mean': 600.0, 'up': True}
 
 
-def _registry():
+def _registry(cells=CELLS):
     reg = model_registry.ModelRegistry('c1', P)
     reg.register_node('n1', 'm1')
-    for ts, ((r, w), p99) in enumerate(CELLS * 3):
+    for ts, ((r, w), p99) in enumerate(cells * 3):
         assert reg.add_sample({'cluster_id': 'c1', 'node_id': 'n1', 'ts': float(ts),
                                'reads_per_s': r, 'writes_per_s': w,
                                'read_bytes_mean': 600.0, 'write_bytes_mean': 600.0,
@@ -93,32 +100,43 @@ def conf():
 def test_registry_and_rpc_answer_carry_seen(conf):
     reg = _registry()
     est = reg.capacity('n1', CURRENT)
-    assert est.seen == pytest.approx(1000.0)
-    assert est.capacity > 1000.0             # the boundary lies beyond the met cells
+    assert est.seen == pytest.approx(SEEN)
+    assert 1100.0 < est.capacity < SEEN       # bracketed by met and violated cells
     trainer = trainer_manager.TrainerManager(conf)
     trainer._clusters['c1'] = trainer_manager._ClusterState(reg, 1)
     answer = trainer.capacities(None, 'c1', {'n1': CURRENT})['n1']
-    assert answer['seen'] == pytest.approx(1000.0)
+    assert answer['seen'] == pytest.approx(SEEN)
     assert answer['capacity'] == pytest.approx(est.capacity)
 
 
-@pytest.mark.parametrize('extrapolation', ['trust', 'lower'])
-def test_controller_caps_capacity_at_seen_when_policy_says_lower(conf, extrapolation):
+def _decide(conf, cells, extrapolation):
     store = FakeStore()
-    reg = _registry()
+    reg = _registry(cells)
     boundary = reg.capacity('n1', CURRENT).capacity
     persistence.save_state(store, reg)       # as the trainer leaves it
     cluster = {'id': 'c1', 'created_at': None,
                'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0,
                           'extrapolation': extrapolation}}
-    ctl = controller_mod.Controller(conf, store)
-    decision = ctl.decide(cluster, now=NOW, record=False)
+    decision = controller_mod.Controller(conf, store).decide(cluster, now=NOW,
+                                                             record=False)
     (vm,) = decision.vms
     assert vm.load == pytest.approx(1100.0)
-    if extrapolation == 'lower':
-        # c_x is the seen load, a lower bound: w = 1100 > 1000 is uncertain
-        assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(1000.0), 'lower',
-                                                      'uncertain')
-    else:
-        assert boundary > 1100.0
-        assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(boundary), 'exact', 'ok')
+    return vm, boundary
+
+
+@pytest.mark.parametrize('extrapolation', ['trust', 'lower'])
+def test_a_bracketed_boundary_is_used_as_is(conf, extrapolation):
+    vm, boundary = _decide(conf, CELLS, extrapolation)
+    assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(boundary), 'exact', 'ok')
+
+
+def test_an_extrapolated_boundary_becomes_a_lower_bound_at_seen(conf):
+    vm, boundary = _decide(conf, WRITE_HEAVY, 'trust')
+    # trusted, the model answers far beyond its data (here it finds no
+    # crossing within its search reach and says "at least" that much)
+    assert boundary > 5 * SEEN_WRITE_HEAVY
+    assert (vm.capacity, vm.status) == (pytest.approx(boundary), 'ok')
+    vm, _ = _decide(conf, WRITE_HEAVY, 'lower')
+    # c_x is the end of the data, a lower bound: w = 1100 > 1066.7 is uncertain
+    assert (vm.capacity, vm.bound, vm.status) == (pytest.approx(SEEN_WRITE_HEAVY), 'lower',
+                                                  'uncertain')

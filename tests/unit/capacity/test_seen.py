@@ -1,6 +1,7 @@
-"""``seen``: the largest load along a ray the VM was seen to serve within the
-SLO, from the met cells a model was fitted on (hand-computed cases)."""
+"""``seen``: how far along a ray a model has data (the box of its training
+cells, met and violated), hand-computed."""
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,80 +12,50 @@ from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512})
-MASK = [True, True, False]
+MASK = np.array([True, True, False])
+GRAIN = np.array([100.0, 100.0, 512.0])
 
 
-def _svm(met):
-    """A two-class model whose met cells are ``met`` (the boundary is
-    irrelevant to ``seen``)."""
-    return model.FittedModel(
-        kind=model.SVM, features=list(P.features), granularity=np.array([100., 100., 512.]),
-        load_mask=np.array(MASK), mean=np.zeros(3), scale=np.ones(3),
-        coef=np.array([-1.0, -1.0, 0.0]), intercept=5000.0,
-        upper=np.array([3000., 3000., 4096.]), met_points=np.array(met, dtype=float))
+def _box(upper):
+    return SimpleNamespace(upper=np.array(upper, dtype=float), granularity=GRAIN,
+                           load_mask=MASK)
 
 
-# Ray w = (300, 100) reads/writes/s at 700 B: direction 18.43 degrees.
-#   (750, 250, 768)   on the ray; projection (750*300 + 250*100)/1e5 * 400 = 1000
-#   (1150, 250, 768)  12.26 deg, 6.2 off the ray: (345000 + 25000)/1e5 * 400 = 1480
-#   (1950, 250, 768)  7.31 deg, 11.1 off, ray misses its cell: 2440 if counted
-#   (2050, 750, 256)  20.1 deg, 1.7 off, but its cell ends at 512 B < 700 B: 2760
-MET = [(750, 250, 768), (1150, 250, 768), (1950, 250, 768), (2050, 750, 256)]
-W = [300.0, 100.0, 700.0]
+def test_where_the_ray_leaves_the_box_of_cells():
+    # reads: (1000 + 50) / 300 = 3.5, writes: (500 + 50) / 100 = 5.5:
+    # the ray leaves through the reads side at 3.5 x (300 + 100) = 1400
+    assert cap.seen_load(_box([1000, 500, 2048]), [300, 100, 1024]) == pytest.approx(1400)
+    # a pure-read ray only meets the reads side: 1050
+    assert cap.seen_load(_box([1000, 500, 2048]), [300, 0, 1024]) == pytest.approx(1050)
+    # an idle VM is answered for an even mix: min(1050, 550) x 2 = 1100
+    assert cap.seen_load(_box([1000, 500, 2048]), [0, 0, 1024]) == pytest.approx(1100)
+    no_extent = SimpleNamespace(upper=None, granularity=GRAIN, load_mask=MASK)
+    assert math.isnan(cap.seen_load(no_extent, [1, 1, 1]))
 
 
-@pytest.mark.parametrize('angle, expected', [(10.0, 1480.0), (5.0, 1000.0), (15.0, 2440.0)])
-def test_largest_projection_of_the_met_cells_within_the_angle(angle, expected):
-    assert cap.seen_load(_svm(MET), W, angle) == pytest.approx(expected)
-
-
-def test_a_cell_the_ray_crosses_counts_whatever_its_angle():
-    # w = (900, 100): 6.34 deg. Cell [100, 200] x [0, 100] (centre 18.43 deg,
-    # 12.1 off) is crossed for t in [0.111, 0.222]:
-    # (150*900 + 50*100) / (900^2 + 100^2) * 1000 = 140000 / 820 = 170.73
-    m = _svm([(150, 50, 768)])
-    assert cap.seen_load(m, [900, 100, 700]) == pytest.approx(140000 / 820)
-    # a 59 degree ray (300, 500) passes above the cell (it is in the read
-    # range for t in [0.33, 0.67], in the write range for t <= 0.2): nothing
-    assert cap.seen_load(m, [300, 500, 700]) == 0.0
-    # a 45 degree ray touches the cell's corner (100, 100): it counts,
-    # (150*500 + 50*500) / (2 * 500^2) * 1000 = 200
-    assert cap.seen_load(m, [500, 500, 700]) == pytest.approx(200.0)
-
-
-def test_pure_read_ray():
-    # w = (500, 0): (350, 50) is 8.1 deg off and its cell holds write rate 0;
-    # (350, 150) is 23.2 deg off and its cell starts at 100 writes/s.
-    m = _svm([(350, 50, 768), (650, 150, 768)])
-    assert cap.seen_load(m, [500, 0, 700]) == pytest.approx(350.0)
-    assert cap.seen_load(m, [500, 0, 700], angle_deg=30) == pytest.approx(650.0)
-
-
-def test_one_class_empty_and_old_models():
-    met = model.FittedModel(kind=model.ALL_MET, features=list(P.features),
-                            granularity=np.array([100., 100., 512.]), load_mask=np.array(MASK),
-                            points=np.array([[750., 250., 768.]]))
-    assert cap.capacity(met, W).seen == pytest.approx(1000.0)
-    violated = model.FittedModel(**{**vars(met), 'kind': model.ALL_VIOLATED})
-    assert cap.capacity(violated, W).seen == 0.0
-    empty = model.fit(np.zeros((0, 3)), np.zeros(0), P, MASK)
-    assert math.isnan(cap.capacity(empty, W).seen)
-    old = _svm(MET).to_dict()
-    del old['met_points']                 # stored before models kept their met cells
-    assert math.isnan(cap.capacity(model.FittedModel.from_dict(old), W).seen)
-
-
-def test_fit_keeps_the_met_cells_through_serialisation():
+def test_violated_cells_count_as_data():
+    """A boundary bracketed by met cells below and violated cells above it is
+    not an extrapolation: ``seen`` reaches past it."""
     x = np.array([[150., 50., 768.], [350., 150., 768.], [750., 250., 768.],
-                  [1150., 350., 768.], [1550., 550., 768.]])
+                  [1550., 550., 768.], [1950., 650., 768.]])
     y = np.array([1, 1, 1, -1, -1])
-    fitted = model.fit(x, y, P, MASK)
+    fitted = model.fit(x, y, P, MASK.tolist())
     assert fitted.kind == model.SVM
-    np.testing.assert_array_equal(fitted.met_points, x[:3])
+    est = cap.capacity(fitted, [825.0, 275.0, 600.0])
+    # box (2000, 700): reads 2000/825 = 2.424 < writes 700/275 = 2.545
+    assert est.seen == pytest.approx(2000 / 825 * 1100)
+    assert est.bound == cap.EXACT and 1000 < est.capacity < est.seen
+    # the same through a stored model
     doc = ser.loads(ser.dumps(ser.model_to_dict(fitted)))
     restored, _ = ser.model_from_dict(doc)
-    est = cap.capacity(restored, W)
-    # (750, 250) is the furthest met cell on the ray: seen = its load, 1000
-    assert est.seen == pytest.approx(1000.0)
-    assert est.to_dict()['seen'] == pytest.approx(1000.0)
-    assert 1000.0 < est.capacity < 1500.0 and est.bound == cap.EXACT
+    assert cap.capacity(restored, [825.0, 275.0, 600.0]).seen == pytest.approx(est.seen)
+    assert est.to_dict()['seen'] == pytest.approx(est.seen)
+
+
+def test_one_class_and_empty_models():
+    met = model.fit(np.array([[750., 250., 768.]]), np.array([1]), P, MASK.tolist())
+    assert met.kind == model.ALL_MET
+    # box (800, 300) on the 3:1 ray through (300, 100): min(800/300, 300/100) x 400
+    assert cap.capacity(met, [300, 100, 700]).seen == pytest.approx(800 / 300 * 400)
+    empty = model.fit(np.zeros((0, 3)), np.zeros(0), P, MASK.tolist())
+    assert math.isnan(cap.capacity(empty, [300, 100, 700]).seen)

@@ -1,5 +1,4 @@
 """The simulated cluster: latency aggregation, lifecycle, lottery."""
-import math
 
 import numpy as np
 import pytest
@@ -79,15 +78,3 @@ def test_elastman_variants_and_their_options():
     assert paper.name == 'elastman-paper' and paper.options == {} and paper.predict
     assert 'elastman-paper' not in pol.ALL
     assert [p.name for p in pol.make()] == list(pol.ALL)
-
-
-def test_seen_load_is_where_the_ray_leaves_the_box_of_cells():
-    from types import SimpleNamespace
-
-    from elastman.evaluation import policies as pol
-    model = SimpleNamespace(upper=np.array([1000.0, 500.0, 2048.0]),
-                            granularity=np.array([100.0, 100.0, 512.0]),
-                            load_mask=np.array([True, True, False]))
-    # reads: 1050/300 = 3.5, writes: 550/100 = 5.5 -> 3.5 x (300 + 100) = 1400
-    assert pol.seen_load(model, [300.0, 100.0, 1024.0]) == pytest.approx(1400.0)
-    assert math.isnan(pol.seen_load(SimpleNamespace(upper=None), [1.0, 1.0, 1.0]))
