@@ -2,9 +2,7 @@
 through the stored trainer state and the RPC answer, into ``c_x`` when the
 policy says ``extrapolation='lower'`` and the boundary lies beyond the data."""
 import pytest
-from oslo_config import cfg
 
-import elastman.conf.actuator
 from elastman.actuator import controller as controller_mod
 from elastman.capacity.params import ModelParams
 from elastman.common import exception
@@ -87,14 +85,6 @@ class FakeStore:
 
     def latest(self, cluster_id, metric):
         raise exception.NotFound(kind='forecast', id=metric)
-
-
-@pytest.fixture
-def conf():
-    conf = cfg.ConfigOpts()
-    elastman.conf.actuator.register_opts(conf)
-    conf([], default_config_files=[])
-    return conf
 
 
 def test_registry_and_rpc_answer_carry_seen(conf):

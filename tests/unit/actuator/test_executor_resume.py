@@ -1,19 +1,9 @@
 """How the executor resumes a decommission a crashed actuator left behind,
 and where the crash-injection hook may fire."""
 import pytest
-from oslo_config import cfg
 
-import elastman.conf.actuator
 from elastman.actuator import executor as executor_mod
 from elastman.common import exception
-
-
-@pytest.fixture
-def conf():
-    conf = cfg.ConfigOpts()
-    elastman.conf.actuator.register_opts(conf)
-    conf([], default_config_files=[])
-    return conf
 
 
 class FakeNodes:
