@@ -1,0 +1,240 @@
+"""Real data (issue 4): the capacity the trainer learns from the monitor's
+samples of a real node agrees with the node's measured saturation point.
+
+MEASURED
+"""
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+
+import pytest
+
+from elastman.monitor import manager as monitor_manager
+from elastman.trainer import manager as trainer_manager
+from tests.functional.compute import cluster as local_cluster
+from tests.functional.monitor import load as load_mod
+
+# Started and warmed up with a whole CPU, measured with CPU (CFS quota) per
+# CPU_PERIOD_US; few read and write threads so that requests queue inside the
+# measured coordinator latency rather than spread the quota over many threads.
+FLAVOR = ('sat:cpu=1,heap=384M,native_transport_max_threads=64,'
+          'concurrent_reads=4,concurrent_writes=4')
+CPU = 0.15
+CPU_PERIOD_US = 10000
+NETWORK, JMX_BASE = '127.0.90.0/24', 17800
+INTERVAL = 10                   # [monitor] sampling_interval, s
+JMX_TIMEOUT = 8.0               # [monitor] jmx_timeout: room for a busy node
+CQL_TIMEOUT = 2.0
+PER_STEP = 2                    # monitor samples per step
+WARMUP_RATE = 800               # req/s offered at a whole CPU before stepping
+WARMUP_MAX = 90                 # s at most
+READ_SHARE = 0.75
+SIZE = 4000                     # bytes per value
+KEYS = 200
+CLIENTS = 2                     # load processes, each offering half
+MAX_IN_FLIGHT = 96              # outstanding requests over all clients; more are shed
+STEPS = (150, 250, 350, 450, 600, 800)   # offered req/s
+SLO_MS = 200.0                  # read p99 as the monitor reads it
+SHORTFALL = 0.15                # served < (1 - SHORTFALL) * offered: saturated
+GRANULARITY = 50.0              # req/s, read and write cells
+TOLERANCE = 0.15
+
+
+@pytest.fixture(scope='module')
+def node(conf):
+    conf.set_override('cpu_period_us', CPU_PERIOD_US, 'local_cloud')
+    cluster = local_cluster.LocalCluster(conf, size=1, flavor=FLAVOR.split(':')[0],
+                                         flavors=[FLAVOR], network=NETWORK,
+                                         jmx_base=JMX_BASE)
+    try:
+        _log('node starting')
+        cluster.start()
+        _log('node up')
+        yield cluster
+    finally:
+        cluster.destroy()
+        conf.clear_override('cpu_period_us', 'local_cloud')
+
+
+@pytest.fixture
+def monitor(node, store, keyspace_conf):
+    """The node registered in the store, and a monitor sampling it."""
+    overrides = {'sampling_interval': INTERVAL, 'jmx_timeout': JMX_TIMEOUT,
+                 'cql_timeout': CQL_TIMEOUT}
+    for name, value in overrides.items():
+        keyspace_conf.set_override(name, value, 'monitor')
+    policy = {'slo_threshold_ms': SLO_MS,
+              'model': {'granularity': {'read_rate': GRANULARITY, 'write_rate': GRANULARITY,
+                                        'data_size': 4096.0},
+                        'min_cells': 4}}
+    cluster = store.clusters.create('test', 'saturation', {'local': True}, policy=policy)
+    server = node.servers[0]
+    store.nodes.upsert(cluster['id'], server.id, server_id=server.id, address=server.address,
+                       flavor=server.flavor, state='ACTIVE', cql_port=server.cql_port,
+                       jmx_host=server.jmx_host, jmx_port=server.jmx_port)
+    mgr = monitor_manager.MonitorManager(keyspace_conf, store=store)
+    mgr.start()
+    yield mgr, cluster, server.id
+    mgr.stop()
+    for name in overrides:
+        keyspace_conf.clear_override(name, 'monitor')
+
+
+class Step:
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self.samples: list[dict] = []
+        self.start = self.end = 0.0
+        self.client_rate = self.client_p99 = float('nan')
+
+    @property
+    def answered(self) -> list[dict]:
+        return [s for s in self.samples if s['up'] and s['reads_per_s'] is not None]
+
+    @property
+    def served(self) -> float:
+        """Mean rate the monitor saw the node serve (NaN: it never answered)."""
+        got = self.answered
+        return statistics.mean(s['reads_per_s'] + s['writes_per_s'] for s in got) \
+            if got else float('nan')
+
+    @property
+    def p99(self) -> list[float]:
+        return [s['read_p99_ms'] for s in self.answered if s['read_p99_ms'] is not None]
+
+    @property
+    def saturated(self) -> bool:
+        return not self.served >= (1 - SHORTFALL) * self.rate
+
+    @property
+    def met(self) -> bool:
+        """The cell label rule at confidence 0.5: most samples within the SLO."""
+        p99 = self.p99
+        return bool(p99) and 2 * sum(v <= SLO_MS for v in p99) >= len(p99)
+
+    def __str__(self) -> str:
+        return ('offered %5.0f req/s: monitor %s; client %.0f req/s p99 %.0f ms%s'
+                % (self.rate, ', '.join(_fmt(s) for s in self.samples),
+                   self.client_rate, self.client_p99,
+                   ' SATURATED' if self.saturated else ''))
+
+
+def _fmt(s: dict) -> str:
+    if not s['up']:
+        return 'down'
+    if s['reads_per_s'] is None:
+        return 'reference'
+    return '%.0f req/s p99 %s ms%s' % (
+        s['reads_per_s'] + s['writes_per_s'],
+        'n/a' if s['read_p99_ms'] is None else '%.0f' % s['read_p99_ms'],
+        '' if (s.get('extra') or {}).get('jmx') else ' (cql)')
+
+
+def _log(msg: str) -> None:
+    print(time.strftime('%H:%M:%S'), msg, flush=True)
+
+
+def _warm_up(mgr, node_row: dict) -> None:
+    """Sample the node under a throwaway cluster id (so that the trainer never
+    sees these samples) until JMX answers and the read p99 is well within the
+    SLO: a cold JVM on a small quota is slow for a minute or more."""
+    warm_id = uuid.uuid4()
+    deadline = time.monotonic() + WARMUP_MAX
+    good = 0
+    while time.monotonic() < deadline:
+        start = time.monotonic()
+        (s,) = mgr.sample_cluster(warm_id, [node_row])
+        _log('warm-up: %s' % _fmt(s))
+        if s['up'] and (s.get('extra') or {}).get('jmx') and \
+                s['read_p99_ms'] is not None and s['read_p99_ms'] <= SLO_MS / 2:
+            good += 1
+            if good == 2:
+                return
+        else:
+            good = 0
+        time.sleep(max(0.0, start + INTERVAL - time.monotonic()))
+    _log('warm-up: not warm after %d s, stepping anyway' % WARMUP_MAX)
+
+
+def _stepped(mgr, node, node_row: dict) -> list[Step]:
+    """Warm up, then step the offered rate until a step is saturated."""
+    _log('load starting')
+    loads = []
+
+    def offer(rate):
+        for load in loads:
+            load.set_rates(rate * READ_SHARE / CLIENTS, rate * (1 - READ_SHARE) / CLIENTS)
+    for _ in range(CLIENTS):
+        loads.append(load_mod.PacedLoad(
+            [node_row['address']], 'saturation', WARMUP_RATE * READ_SHARE / CLIENTS,
+            WARMUP_RATE * (1 - READ_SHARE) / CLIENTS, SIZE, MAX_IN_FLIGHT // CLIENTS, KEYS))
+        loads[-1].start()
+    steps = []
+    try:
+        _log('load started')
+        _warm_up(mgr, node_row)
+        node.driver._cgroup(node.servers[0].id).set_quota(CPU, CPU_PERIOD_US)
+        offer(STEPS[0])
+        _log('quota %s CPU' % node.driver._cgroup(node.servers[0].id).quota())
+        time.sleep(INTERVAL / 2)
+        mgr.sample_all()                  # the reference reading: warm-up left out
+        for rate in STEPS:
+            step = Step(rate)
+            steps.append(step)
+            offer(rate)
+            step.start = time.monotonic()
+            for k in range(1, PER_STEP + 1):
+                time.sleep(max(0.0, step.start + k * INTERVAL - time.monotonic()))
+                step.samples += mgr.sample_all()
+            step.end = time.monotonic()
+            _log(str(step))
+            if step.saturated:
+                break
+    finally:
+        for load in loads:
+            load.stop()
+    for step in steps:
+        done = [ms for load in loads for t, k, ms in load.done if step.start <= t < step.end]
+        step.client_rate = len(done) / (step.end - step.start)
+        step.client_p99 = load_mod.p(done, 0.99) if done else float('nan')
+    print('client errors %d, shed %d' % (sum(load.errors for load in loads),
+                                         sum(load.shed for load in loads)))
+    return steps
+
+
+def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
+    mgr, cluster, node_id = monitor
+    t0 = time.monotonic()
+    node_row = mgr.store.nodes.list(cluster['id'])[0]
+    steps = _stepped(mgr, node, node_row)
+    for step in steps:
+        print(step)
+    sat = steps[-1]
+    assert sat.saturated, 'no step saturated the node'
+    assert len(steps) > 1, 'the first step already saturated the node'
+    below = steps[:-1]
+    met = [s for s in below if s.met]
+    assert met, 'no step below saturation met the SLO'
+    ok = max(met, key=lambda s: s.served)
+    ok_load = ok.served
+    sat_load = sat.served
+
+    trainer = trainer_manager.TrainerManager(mgr.conf, store=mgr.store)
+    trainer.train_cluster(cluster, now=time.time())
+    last = ok.answered[-1]
+    workload = {'reads_per_s': ok_load * READ_SHARE, 'writes_per_s': ok_load * (1 - READ_SHARE),
+                'read_bytes_mean': last['read_bytes_mean'],
+                'write_bytes_mean': last['write_bytes_mean']}
+    est = trainer.capacities(None, str(cluster['id']), {node_id: workload})[node_id]
+    print('met up to %.0f req/s; saturated: offered %.0f, served %.0f req/s (p99 %s); '
+          'capacity %s req/s (%s, %s model, from %s), seen %s; %.0f s'
+          % (ok_load, sat.rate, sat_load, sat.p99, est['capacity'], est['bound'],
+             est['model_kind'], est['source'], est['seen'], time.monotonic() - t0))
+    # the saturation is real on the client too: the open-loop clients got
+    # what they offered below it, and clearly less at it
+    assert ok.client_rate >= (1 - SHORTFALL / 3) * ok.rate, str(ok)
+    assert sat.client_rate < (1 - SHORTFALL / 2) * sat.rate, str(sat)
+    assert est['bound'] == 'exact' and est['model_kind'] == 'svm', est
+    assert ok_load * (1 - TOLERANCE) <= est['capacity'] <= sat.rate, est
