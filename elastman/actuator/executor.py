@@ -43,6 +43,12 @@ CRASH_POINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
                             'deleting:server')
 
 
+def lease_name(cluster_id) -> str:
+    """The store lease whose holder alone acts on a cluster (an actuator, or
+    ``elastman-manage local-cluster`` when none runs)."""
+    return 'actuator/%s' % cluster_id
+
+
 def serving_nodes(nodes: list[dict]) -> list[dict]:
     """Nodes that count in the cluster (not joining, leaving or failed)."""
     return [n for n in nodes if n.get('state') in SERVING]

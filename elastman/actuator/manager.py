@@ -103,7 +103,7 @@ class ActuatorManager(manager.Manager):
         """Resume an unfinished action, or decide when the period is due."""
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
-        if not self.store.leases.acquire('actuator/%s' % cluster_id,
+        if not self.store.leases.acquire(executor_mod.lease_name(cluster_id),
                                          self.conf.host,
                                          int(3 * self.tick) + 1):
             return

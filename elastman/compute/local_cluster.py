@@ -44,11 +44,6 @@ class UsageError(exception.ElastmanException):
     """Bad input, found before anything was written."""
 
 
-def lease_name(cluster_id: Any) -> str:
-    """The store lease an actuator holds while acting on a cluster."""
-    return 'actuator/%s' % cluster_id
-
-
 def default_holder() -> str:
     return 'elastman-manage@%s:%d' % (socket.gethostname(), os.getpid())
 
@@ -288,7 +283,7 @@ class LocalClusters:
         """Run ``action`` here if no actuator holds the cluster's lease, or
         wait for the one that does; returns the terminal journal row."""
         progress = Progress(self.store, self.echo)
-        lease = lease_name(action['cluster_id'])
+        lease = executor_mod.lease_name(action['cluster_id'])
         told = None
         while True:
             current = self.store.actions.get(action['cluster_id'],
