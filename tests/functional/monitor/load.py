@@ -2,7 +2,13 @@
 
 Requests are issued asynchronously on a fixed schedule (open loop), so the
 offered rate does not depend on the latency; each request's latency is taken
-from issue to completion on the client.
+from issue to completion on the client. With ``max_in_flight`` a request that
+falls due while that many are outstanding is not sent but counted as shed
+(the offered rate stays the schedule; an overloaded node's queue stays
+bounded instead of growing until it stops answering altogether).
+
+Each partition holds ``rows`` rows; a read returns a whole partition, or with
+``count`` only the number of its rows (work for the node, not the client).
 """
 from __future__ import annotations
 
@@ -12,13 +18,19 @@ import threading
 import time
 
 from cassandra import cluster as cql_cluster
+from cassandra import concurrent
 from cassandra import policies
 
 
 class _Load:
     def __init__(self, contact_points: list[str], keyspace: str,
                  reads_per_s: float, writes_per_s: float, value_size: int,
-                 keys: int = 1000) -> None:
+                 keys: int = 1000, max_in_flight: int | None = None,
+                 rows: int = 1, count: bool = False) -> None:
+        self.max_in_flight = max_in_flight
+        self.rows = rows
+        self.in_flight = 0
+        self.shed = 0
         self.cluster = cql_cluster.Cluster(
             contact_points=contact_points, protocol_version=5,
             load_balancing_policy=policies.TokenAwarePolicy(
@@ -27,16 +39,19 @@ class _Load:
         self.session.execute(
             "CREATE KEYSPACE IF NOT EXISTS %s WITH replication = "
             "{'class': 'SimpleStrategy', 'replication_factor': 1}" % keyspace)
-        self.session.execute('CREATE TABLE IF NOT EXISTS %s.kv (k int '
-                             'PRIMARY KEY, v blob)' % keyspace)
+        self.session.execute('CREATE TABLE IF NOT EXISTS %s.kv (k int, '
+                             'c int, v blob, PRIMARY KEY (k, c))' % keyspace)
         self.write = self.session.prepare(
-            'INSERT INTO %s.kv (k, v) VALUES (?, ?)' % keyspace)
+            'INSERT INTO %s.kv (k, c, v) VALUES (?, ?, ?)' % keyspace)
         self.read = self.session.prepare(
-            'SELECT v FROM %s.kv WHERE k = ?' % keyspace)
+            ('SELECT count(v) FROM %s.kv WHERE k = ?' if count else
+             'SELECT v FROM %s.kv WHERE k = ?') % keyspace)
         self.value = os.urandom(value_size)
         self.keys = keys
-        for k in range(keys):
-            self.session.execute(self.write, (k, self.value))
+        concurrent.execute_concurrent_with_args(
+            self.session, self.write,
+            [(k, c, self.value) for k in range(keys) for c in range(rows)],
+            concurrency=32, raise_on_first_error=True)
         self.rates = (reads_per_s, writes_per_s)
         self._rates_changed = threading.Event()
         self.lock = threading.Lock()
@@ -72,10 +87,17 @@ class _Load:
             is_write = int((i + 1) * writes / total) > int(i * writes / total)
             key = (n * 7919) % self.keys
             n += 1
+            if self.max_in_flight is not None:
+                with self.lock:
+                    if self.in_flight >= self.max_in_flight:
+                        self.shed += 1
+                        i += 1
+                        continue
+                    self.in_flight += 1
             t0 = time.monotonic()
             if is_write:
-                future = self.session.execute_async(self.write,
-                                                    (key, self.value))
+                future = self.session.execute_async(
+                    self.write, (key, n % self.rows, self.value))
             else:
                 future = self.session.execute_async(self.read, (key,))
             kind = 'write' if is_write else 'read'
@@ -88,10 +110,14 @@ class _Load:
         end = time.monotonic()
         with self.lock:
             self.done.append((end, kind, (end - t0) * 1000.0))
+            if self.max_in_flight is not None:
+                self.in_flight -= 1
 
     def _err(self, exc, kind, t0):
         with self.lock:
             self.errors += 1
+            if self.max_in_flight is not None:
+                self.in_flight -= 1
 
     def window(self, start: float, end: float, kind: str) -> list[float]:
         with self.lock:
@@ -118,7 +144,7 @@ def _child(args, stop, ready, out, control) -> None:
         if control.poll(0.05):
             load.set_rates(*control.recv())
     load.stop()
-    out.put((load.done, load.errors))
+    out.put((load.done, load.errors, load.shed))
 
 
 class PacedLoad:
@@ -127,7 +153,9 @@ class PacedLoad:
 
     def __init__(self, contact_points: list[str], keyspace: str,
                  reads_per_s: float, writes_per_s: float,
-                 value_size: int) -> None:
+                 value_size: int, max_in_flight: int | None = None,
+                 keys: int = 1000, rows: int = 1,
+                 count: bool = False) -> None:
         ctx = multiprocessing.get_context('spawn')
         self._stop = ctx.Event()
         self._ready = ctx.Event()
@@ -135,9 +163,11 @@ class PacedLoad:
         control, self._control = ctx.Pipe(duplex=False)
         self._proc = ctx.Process(target=_child, daemon=True, args=(
             (contact_points, keyspace, reads_per_s, writes_per_s,
-             value_size), self._stop, self._ready, self._out, control))
+             value_size, keys, max_in_flight, rows, count),
+            self._stop, self._ready, self._out, control))
         self.done: list[tuple[float, str, float]] = []
         self.errors = 0
+        self.shed = 0
 
     def start(self, timeout: float = 120) -> None:
         self._proc.start()
@@ -151,7 +181,7 @@ class PacedLoad:
 
     def stop(self) -> None:
         self._stop.set()
-        self.done, self.errors = self._out.get(timeout=60)
+        self.done, self.errors, self.shed = self._out.get(timeout=60)
         self._proc.join(10)
 
     def window(self, start: float, end: float, kind: str) -> list[float]:

@@ -1,7 +1,34 @@
 """Real data (issue 4): the capacity the trainer learns from the monitor's
 samples of a real node agrees with the node's measured saturation point.
 
-MEASURED
+One local node, warmed up with a whole CPU, then held to half a CPU. Its
+reads count a 2,000-row partition (about a millisecond of CPU each, a
+52-byte answer), so that the node's CPU, not the Python client's, is what
+saturates (simple 4 KB reads did not saturate a 0.15-CPU node below
+1,000 req/s, and at that quota the latency floor was noise from CFS
+throttling and GC, not load). The offered rate steps up until the node
+serves clearly less than offered; the monitor samples it the whole time and
+the trainer fits the cluster's model from those samples alone.
+
+Measured on the 2-core development machine (3.5 min a run; offered req/s:
+the monitor's served req/s and read p99):
+
+=====  ==========================  ==========================  ========
+run    last step within the SLO    saturated step              capacity
+=====  ==========================  ==========================  ========
+1      175: 166-183, 61-106 ms     350: 247-253, 455-546 ms    200
+2      175: 172-177, 43-88 ms      350: 275-317, 455 ms        200
+3      175: 166-169, 73 ms         450: 272-338, 455 ms        200
+4      250: 223-283, 152-219 ms    350: 288-298, 455 ms        230
+=====  ==========================  ==========================  ========
+
+In runs 1-3 the 250 req/s step served 223-262 req/s at a p99 of 316-455 ms:
+the SLO (250 ms) is crossed before the throughput saturates, and the
+capacity lies on the cell edge between the two (cells are 50 req/s of reads
+wide); in run 4 that step stayed within the SLO and the boundary moved up. One
+more run failed on an earlier rule of this test that took a step with one
+sample on each side of the SLO as met (that step served 250 req/s; the
+model's capacity was 200 there too).
 """
 from __future__ import annotations
 
@@ -16,27 +43,26 @@ from elastman.trainer import manager as trainer_manager
 from tests.functional.compute import cluster as local_cluster
 from tests.functional.monitor import load as load_mod
 
-# Started and warmed up with a whole CPU, measured with CPU (CFS quota) per
-# CPU_PERIOD_US; few read and write threads so that requests queue inside the
-# measured coordinator latency rather than spread the quota over many threads.
+# Few read threads, so that a saturated node queues reads inside the
+# coordinator latency the monitor reads.
 FLAVOR = ('sat:cpu=1,heap=384M,native_transport_max_threads=64,'
           'concurrent_reads=4,concurrent_writes=4')
-CPU = 0.15
+CPU = 0.5                       # CFS quota while stepping, CPUs
 CPU_PERIOD_US = 10000
 NETWORK, JMX_BASE = '127.0.90.0/24', 17800
 INTERVAL = 10                   # [monitor] sampling_interval, s
 JMX_TIMEOUT = 8.0               # [monitor] jmx_timeout: room for a busy node
 CQL_TIMEOUT = 2.0
 PER_STEP = 2                    # monitor samples per step
-WARMUP_RATE = 800               # req/s offered at a whole CPU before stepping
+WARMUP_RATE = 300               # req/s offered at a whole CPU before stepping
 WARMUP_MAX = 90                 # s at most
 READ_SHARE = 0.75
-SIZE = 4000                     # bytes per value
-KEYS = 200
-CLIENTS = 2                     # load processes, each offering half
-MAX_IN_FLIGHT = 96              # outstanding requests over all clients; more are shed
-STEPS = (150, 250, 350, 450, 600, 800)   # offered req/s
-SLO_MS = 200.0                  # read p99 as the monitor reads it
+SIZE = 100                      # bytes per value
+ROWS = 2000                     # rows per partition; a read counts them
+KEYS = 50
+MAX_IN_FLIGHT = 96              # outstanding requests; more are shed
+STEPS = (100, 175, 250, 350, 450, 600)   # offered req/s
+SLO_MS = 250.0                  # read p99 as the monitor reads it
 SHORTFALL = 0.15                # served < (1 - SHORTFALL) * offered: saturated
 GRANULARITY = 50.0              # req/s, read and write cells
 TOLERANCE = 0.15
@@ -110,9 +136,10 @@ class Step:
 
     @property
     def met(self) -> bool:
-        """The cell label rule at confidence 0.5: most samples within the SLO."""
+        """Every sample within the SLO: the step's cells are met at any
+        confidence (a step with samples on both sides is not a bound)."""
         p99 = self.p99
-        return bool(p99) and 2 * sum(v <= SLO_MS for v in p99) >= len(p99)
+        return bool(p99) and all(v <= SLO_MS for v in p99)
 
     def __str__(self) -> str:
         return ('offered %5.0f req/s: monitor %s; client %.0f req/s p99 %.0f ms%s'
@@ -161,16 +188,14 @@ def _warm_up(mgr, node_row: dict) -> None:
 def _stepped(mgr, node, node_row: dict) -> list[Step]:
     """Warm up, then step the offered rate until a step is saturated."""
     _log('load starting')
-    loads = []
+    load = load_mod.PacedLoad(
+        [node_row['address']], 'saturation', WARMUP_RATE * READ_SHARE,
+        WARMUP_RATE * (1 - READ_SHARE), SIZE, max_in_flight=MAX_IN_FLIGHT,
+        keys=KEYS, rows=ROWS, count=True)
 
     def offer(rate):
-        for load in loads:
-            load.set_rates(rate * READ_SHARE / CLIENTS, rate * (1 - READ_SHARE) / CLIENTS)
-    for _ in range(CLIENTS):
-        loads.append(load_mod.PacedLoad(
-            [node_row['address']], 'saturation', WARMUP_RATE * READ_SHARE / CLIENTS,
-            WARMUP_RATE * (1 - READ_SHARE) / CLIENTS, SIZE, MAX_IN_FLIGHT // CLIENTS, KEYS))
-        loads[-1].start()
+        load.set_rates(rate * READ_SHARE, rate * (1 - READ_SHARE))
+    load.start()
     steps = []
     try:
         _log('load started')
@@ -193,14 +218,12 @@ def _stepped(mgr, node, node_row: dict) -> list[Step]:
             if step.saturated:
                 break
     finally:
-        for load in loads:
-            load.stop()
+        load.stop()
     for step in steps:
-        done = [ms for load in loads for t, k, ms in load.done if step.start <= t < step.end]
+        done = [ms for t, k, ms in load.done if step.start <= t < step.end]
         step.client_rate = len(done) / (step.end - step.start)
         step.client_p99 = load_mod.p(done, 0.99) if done else float('nan')
-    print('client errors %d, shed %d' % (sum(load.errors for load in loads),
-                                         sum(load.shed for load in loads)))
+    print('client errors %d, shed %d' % (load.errors, load.shed))
     return steps
 
 
@@ -228,6 +251,9 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
                 'read_bytes_mean': last['read_bytes_mean'],
                 'write_bytes_mean': last['write_bytes_mean']}
     est = trainer.capacities(None, str(cluster['id']), {node_id: workload})[node_id]
+    grid = trainer._clusters[str(cluster['id'])].registry.grids[node_id]
+    for key in sorted(map(tuple, grid.keys())):
+        print('cell %s: p99 %s' % (key, [round(v) for v in grid.cell_values(key)]))
     print('met up to %.0f req/s; saturated: offered %.0f, served %.0f req/s (p99 %s); '
           'capacity %s req/s (%s, %s model, from %s), seen %s; %.0f s'
           % (ok_load, sat.rate, sat_load, sat.p99, est['capacity'], est['bound'],
@@ -237,4 +263,6 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     assert ok.client_rate >= (1 - SHORTFALL / 3) * ok.rate, str(ok)
     assert sat.client_rate < (1 - SHORTFALL / 2) * sat.rate, str(sat)
     assert est['bound'] == 'exact' and est['model_kind'] == 'svm', est
-    assert ok_load * (1 - TOLERANCE) <= est['capacity'] <= sat.rate, est
+    # between the most the node served within the SLO and the most it
+    # served at all
+    assert ok_load * (1 - TOLERANCE) <= est['capacity'] <= sat_load, est
