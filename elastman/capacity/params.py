@@ -9,7 +9,8 @@ from typing import Any, Mapping
 KERNELS = ('linear', 'rbf', 'poly')
 SOLVERS = ('auto', 'libsvm', 'liblinear')
 SLO_METRICS = ('read_p50_ms', 'read_p95_ms', 'read_p99_ms',
-               'write_p50_ms', 'write_p95_ms', 'write_p99_ms')
+               'write_p50_ms', 'write_p95_ms', 'write_p99_ms',
+               'read_with_queue_p99_ms')
 
 DEFAULT_FEATURES = ('read_rate', 'write_rate', 'data_size')
 DEFAULT_GRANULARITY = {'read_rate': 100.0, 'write_rate': 100.0,

@@ -10,8 +10,12 @@ trainer_opts = [
                help='Seconds between two refits of the capacity models.'),
     cfg.StrOpt('slo_metric', default='read_p99_ms',
                choices=['read_p50_ms', 'read_p95_ms', 'read_p99_ms',
-                        'write_p50_ms', 'write_p95_ms', 'write_p99_ms'],
-               help='Sample field whose value the SLO bounds.'),
+                        'write_p50_ms', 'write_p95_ms', 'write_p99_ms',
+                        'read_with_queue_p99_ms'],
+               help='Sample field whose value the SLO bounds. '
+                    'read_with_queue_p99_ms adds the wait in the '
+                    "node's native-transport queue to the coordinator's "
+                    'read latency (Cassandra 4.1+).'),
     cfg.FloatOpt('slo_threshold_ms', default=35.0, min=0.001,
                  help='SLO threshold in milliseconds: a sample meets the SLO '
                       'when its SLO metric is at most this.'),

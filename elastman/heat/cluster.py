@@ -99,7 +99,8 @@ class ElastmanCluster(resource.Resource):
                     properties.Schema.STRING, _('SLO latency metric.'),
                     constraints=[constraints.AllowedValues([
                         'read_p50_ms', 'read_p95_ms', 'read_p99_ms',
-                        'write_p50_ms', 'write_p95_ms', 'write_p99_ms'])]),
+                        'write_p50_ms', 'write_p95_ms', 'write_p99_ms',
+                        'read_with_queue_p99_ms'])]),
                 SLO_THRESHOLD: properties.Schema(
                     properties.Schema.NUMBER, _('SLO threshold (ms).'),
                     constraints=[constraints.Range(min=0.001)]),

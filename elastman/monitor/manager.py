@@ -153,7 +153,8 @@ class MonitorManager(manager.Manager):
                                      opts.sampling_interval)
             if current is not None:
                 self._previous[key] = current
-                sample['extra'] = {'jmx': float(current.source == 'jmx')}
+                sample['extra'] = {'jmx': float(current.source == 'jmx'),
+                                   **sampler.queue_extras(current, previous)}
             samples.append(sample)
         self._record(cluster_id, ts, samples)
         return samples

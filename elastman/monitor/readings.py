@@ -27,6 +27,9 @@ _METRICS = 'org.apache.cassandra.metrics'
 TABLE_PATTERN = _METRICS + ':type=Table,name=%s,*'
 WRITE_SIZE = _METRICS + ':type=ClientRequest,scope=Write,' \
                         'name=MutationSizeHistogram'
+# time requests wait in the native-transport queue before the coordinator's
+# timer starts (Cassandra 4.1+; absent before)
+QUEUE_WAIT = _METRICS + ':type=Client,name=Queued'
 _KEYSPACE = re.compile(r'[:,]keyspace=([^,]+)')
 
 
@@ -42,6 +45,7 @@ class Reading:
     write_latency: list[int] | None = None
     read_size: list[int] | None = None           # byte buckets
     write_size: list[int] | None = None
+    queue_wait: list[int] | None = None          # microsecond buckets
 
 
 @dataclasses.dataclass
@@ -77,6 +81,7 @@ class JmxReader:
                                 ('values',)),
             'write_size': submit(host, port, WRITE_SIZE, ('Count',),
                                  ('values',)),
+            'queue': submit(host, port, QUEUE_WAIT, ('Count',), ('values',)),
         }
         results = {k: self.bridge.result(f) for k, f in futures.items()}
         mono = time.monotonic()
@@ -84,10 +89,11 @@ class JmxReader:
         writes, write_buckets = self._sum(results['write'])
         _, read_size = self._sum(results['read_size'])
         _, write_size = self._sum(results['write_size'], filtered=False)
+        _, queue_wait = self._sum(results['queue'], filtered=False)
         return Reading(mono=mono, source='jmx', reads=reads, writes=writes,
                        read_latency=read_buckets,
                        write_latency=write_buckets, read_size=read_size,
-                       write_size=write_size)
+                       write_size=write_size, queue_wait=queue_wait)
 
     def _sum(self, mbeans: list[dict], filtered: bool = True
              ) -> tuple[int, list[int] | None]:

@@ -2,7 +2,8 @@
 
 Sample keys: cluster_id, node_id, ts, up, interval_s, reads_per_s,
 writes_per_s, read_bytes_mean, write_bytes_mean, read_p50_ms, read_p95_ms,
-read_p99_ms, write_p50_ms, write_p95_ms, write_p99_ms (and ``extra``).
+read_p99_ms, write_p50_ms, write_p95_ms, write_p99_ms (and ``extra``, see
+:func:`queue_extras`).
 """
 from __future__ import annotations
 
@@ -71,6 +72,26 @@ def compute(cluster_id: uuid.UUID, node_id: str, ts: datetime.datetime,
     sample['write_bytes_mean'] = histogram.mean(write_size) if write_size \
         else None
     return sample
+
+
+def queue_extras(current: readings.Reading | None,
+                 previous: readings.Reading | None) -> dict[str, float]:
+    """What the coordinator latency leaves out: the wait in the node's
+    native-transport queue over the interval (``queue_p99_ms``, all requests)
+    and the read p99 with that wait added (``read_with_queue_p99_ms``, the two
+    taken as independent). Empty when a histogram is missing or was reset.
+    """
+    if current is None or previous is None:
+        return {}
+    queue = _delta(current.queue_wait, previous.queue_wait)
+    if not queue or histogram.total(queue) == 0:
+        return {}
+    out = {'queue_p99_ms': _ms(histogram.percentile(queue, 0.99))}
+    reads = _delta(current.read_latency, previous.read_latency)
+    if reads and histogram.total(reads):
+        out['read_with_queue_p99_ms'] = _ms(
+            histogram.sum_percentile(reads, queue, 0.99))
+    return out
 
 
 def cluster_total(samples: list[dict]) -> dict:

@@ -122,6 +122,16 @@ def test_samples_match_a_known_load(cluster, monitored, store):
     # on a 2-core host, has no useful upper bound: seen from 4 to 450 ms.
     assert monitor_p99 <= client_p99 * 1.2 + 1.0
     assert monitor_p99 >= 0.1
+    # the native-transport queue wait (Cassandra 5's Client/Queued timer)
+    # is read beside the coordinator latency, and adding it never lowers
+    # the read p99
+    queued = [s for _, samples in rounds for s in samples
+              if 'read_with_queue_p99_ms' in s['extra']]
+    assert len(queued) >= len(cluster.servers), [
+        s['extra'] for _, samples in rounds for s in samples]
+    for s in queued:
+        assert 0 < s['extra']['queue_p99_ms'] <= s['extra']['read_with_queue_p99_ms']
+        assert s['read_p99_ms'] <= s['extra']['read_with_queue_p99_ms']
     stored = store.samples.for_node(cluster_id, cluster.servers[0].id,
                                     limit=3)
     assert len(stored) == 3 and stored[0]['reads_per_s'] is not None

@@ -1,8 +1,11 @@
 """ModelRegistry: rejection, flavour fallback, versions, state and export."""
+import datetime
+
 import pytest
 
 from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
+from elastman.trainer import manager as trainer_manager
 from elastman.trainer.model_registry import ModelRegistry
 from tests.unit.capacity import synthetic as syn
 
@@ -80,3 +83,17 @@ def test_state_survives_restart_and_export_import():
     assert est.source == 'flavor'
     from elastman.capacity.capacity import capacity
     assert est.capacity == pytest.approx(capacity(reg.flavor_model('m1'), w).capacity)
+
+
+def test_slo_metric_from_the_samples_extra():
+    """read_with_queue_p99_ms travels in a stored sample's ``extra``."""
+    params = ModelParams(slo_metric='read_with_queue_p99_ms')
+    reg = ModelRegistry('c1', params)
+    reg.register_node('vm-1', 'm1')
+    row = dict(syn.sample(syn.SyntheticVM(), 100, 100, 1000, 0),
+               ts=datetime.datetime(2026, 11, 22, 6, 0, 0))
+    with_queue = dict(row, extra={'jmx': 1.0, 'read_with_queue_p99_ms': 12.5})
+    without = dict(row, extra={'jmx': 0.0})
+    assert reg.add_sample(trainer_manager.sample_from_row(with_queue))
+    assert not reg.add_sample(trainer_manager.sample_from_row(without))
+    assert sum(reg.rejected.values()) == 1

@@ -46,3 +46,26 @@ def test_overflow_bucket():
     lower, upper = histogram.bounds(3)[-1]
     assert histogram.percentile(buckets, 0.99) == upper
     assert upper == pytest.approx(lower * 1.2)
+
+
+def test_sum_percentile_of_independent_histograms():
+    a = [0] * 128
+    a[27], a[31] = 50, 50   # 310 us, 642 us
+    b = [0] * 128
+    b[0], b[8] = 50, 50     # 1 us, 10 us
+    # X + Y: 311, 320, 643, 652 us, a quarter each
+    assert histogram.sum_percentile(a, b, 0.25) == 311
+    assert histogram.sum_percentile(a, b, 0.5) == 320
+    assert histogram.sum_percentile(a, b, 0.51) == 643
+    assert histogram.sum_percentile(a, b, 0.99) == 652
+    assert histogram.sum_percentile(b, a, 0.99) == 652
+
+
+def test_sum_percentile_never_below_either_part():
+    a = [0] * 128
+    a[27] = 100
+    b = [0] * 128
+    b[31] = 3
+    assert histogram.sum_percentile(a, b, 0.99) == 310 + 642
+    assert histogram.sum_percentile(a, [0] * 128, 0.99) is None
+    assert histogram.sum_percentile([0] * 4, b, 0.5) is None

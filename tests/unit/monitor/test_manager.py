@@ -141,6 +141,9 @@ def test_jmx_reader_filters_keyspaces():
             return pattern
 
         def result(self, pattern):
+            if 'Queued' in pattern:
+                return [{'name': 'o.a.c.m:type=Client,name=Queued',
+                         'attrs': {'Count': 3}, 'ops': {'values': [1, 2]}}]
             if 'MutationSize' in pattern:
                 return [{'name': 'x', 'attrs': {'Count': 4},
                          'ops': {'values': [0, 4]}}]
@@ -158,3 +161,4 @@ def test_jmx_reader_filters_keyspaces():
     got = reader.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert got.reads == 15 and got.read_latency == [10, 5]
     assert got.write_size == [0, 4]
+    assert got.queue_wait == [1, 2]

@@ -74,3 +74,32 @@ def test_cluster_total():
     assert sampler.cluster_total([a, b, c]) == {
         'reads_per_s': 10.0, 'writes_per_s': 1.0, 'nodes_up': 2,
         'nodes_total': 3}
+
+
+def _queued(reading_, bucket, count):
+    reading_.queue_wait = [0] * 128
+    reading_.queue_wait[bucket] = count
+    return reading_
+
+
+def test_queue_wait_and_read_latency_with_it():
+    before = _queued(reading(100.0, 1000, 500, lat_bucket=27,
+                             lat_count=1000), 27, 100)
+    after = _queued(reading(110.0, 1500, 700, lat_bucket=27,
+                            lat_count=1000), 27, 100)
+    after.read_latency[31] = 100        # new reads: 642 us
+    after.queue_wait[31] = 40           # new waits: 642 us
+    extras = sampler.queue_extras(after, before)
+    assert extras['queue_p99_ms'] == pytest.approx(0.642)
+    assert extras['read_with_queue_p99_ms'] == pytest.approx(1.284)
+
+
+def test_no_queue_extras_without_both_histograms():
+    plain = reading(110.0, 1500, 700, lat_bucket=27, lat_count=1000)
+    queued = _queued(reading(100.0, 1000, 500), 27, 10)
+    assert sampler.queue_extras(plain, queued) == {}
+    assert sampler.queue_extras(queued, None) == {}
+    idle = _queued(reading(110.0, 1000, 500), 27, 10)
+    assert sampler.queue_extras(idle, queued) == {}     # nothing queued
+    waited = _queued(reading(110.0, 1000, 500), 27, 20)
+    assert sampler.queue_extras(waited, queued) == {'queue_p99_ms': 0.31}
