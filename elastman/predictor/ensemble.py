@@ -3,9 +3,13 @@
 Each series (one cluster, one metric) owns one instance of every enabled
 forecaster and a :class:`WeightedMajority` selector.  A round:
 
-1. the one-step forecasts made last round are compared with the value that
-   was actually observed; every forecaster whose relative error exceeded the
-   tolerance has its weight multiplied by the penalty ``m`` (0 <= m < 1);
+1. the forecasts made in earlier rounds for the value just observed are
+   compared with it: last round's one-step forecast, the two-step forecast
+   of the round before, and so on over the horizon (a controller acts on the
+   whole horizon, so a forecaster whose long roll-outs drift is a miss even
+   when its next step is right); every forecaster whose mean relative error
+   exceeded the tolerance has its weight multiplied by the penalty ``m``
+   (0 <= m < 1);
    weights are renormalised so the largest is 1, and kept above a floor so a
    long-penalised forecaster can win again when the workload changes shape;
 2. every forecaster updates on the history window and forecasts ``horizon``
@@ -85,11 +89,18 @@ class WeightedMajority:
         self, actual: float, predictions: Mapping[str, float]
     ) -> List[str]:
         """Score last round's one-step ``predictions``; return who missed."""
+        return self.penalise_errors({
+            name: self.relative_error(float(pred), float(actual))
+            for name, pred in predictions.items()
+        })
+
+    def penalise_errors(self, errors: Mapping[str, float]) -> List[str]:
+        """Score the forecasters by their relative ``errors``; return who
+        missed."""
         missed = []
-        for name, pred in predictions.items():
+        for name, err in errors.items():
             if name not in self.weights:
                 continue
-            err = self.relative_error(float(pred), float(actual))
             old = self.errors.get(name)
             self.errors[name] = (
                 err
@@ -214,18 +225,38 @@ class SeriesPredictor:
         kwargs = dict(forecaster_kwargs or {})
         self.selector = selector
         self.forecasters = {n: cls(**kwargs) for n, cls in classes.items()}
-        self.pending: Dict[str, List[float]] = {}
+        # forecast paths of earlier rounds, newest first: [steps since
+        # made, {forecaster: path}] (float32: a few KB per series at the
+        # default horizon; only the newest is persisted)
+        self.past: List[List[Any]] = []
         self._failing: set = set()
 
+    @property
+    def pending(self) -> Dict[str, List[float]]:
+        """Last round's forecasts."""
+        if not self.past:
+            return {}
+        return {n: [float(v) for v in p] for n, p in self.past[0][1].items()}
+
     def _score(self, history: np.ndarray, advanced: int) -> List[str]:
-        if advanced < 1 or not self.pending or history.size == 0:
+        if advanced < 1 or not self.past or history.size == 0:
             return []
-        due = {
-            n: p[advanced - 1]
-            for n, p in self.pending.items()
-            if len(p) >= advanced
-        }
-        return self.selector.penalise(float(history[-1]), due) if due else []
+        actual = float(history[-1])
+        errors: Dict[str, List[float]] = {}
+        for entry in self.past:
+            entry[0] += advanced
+            age, paths = entry
+            for name, path in paths.items():
+                if len(path) >= age:
+                    errors.setdefault(name, []).append(
+                        self.selector.relative_error(float(path[age - 1]),
+                                                     actual))
+        self.past = [e for e in self.past
+                     if any(len(p) > e[0] for p in e[1].values())]
+        if not errors:
+            return []
+        return self.selector.penalise_errors(
+            {n: float(np.mean(e)) for n, e in errors.items()})
 
     def _run(
         self, name: str, fc: Any, history: np.ndarray, horizon: int
@@ -261,7 +292,8 @@ class SeriesPredictor:
                 log = LOG.debug if name in self._failing else LOG.warning
                 log('Forecaster %s skipped this round: %s', name, failed[name])
                 self._failing.add(name)
-        self.pending = {n: [float(v) for v in p] for n, p in preds.items()}
+        self.past.insert(0, [0, {n: np.asarray(p, dtype=np.float32)
+                                 for n, p in preds.items()}])
         if preds:
             if mode == 'average':
                 values, chosen = self.selector.average(
@@ -287,7 +319,7 @@ class SeriesPredictor:
     def to_dict(self) -> Dict[str, Any]:
         return {
             'selector': self.selector.to_dict(),
-            'pending': dict(self.pending),
+            'pending': self.pending,
         }
 
     def load(self, data: Mapping[str, Any]) -> None:
@@ -298,11 +330,10 @@ class SeriesPredictor:
                 self.selector.weights[n] = sel.weights[n]
                 self.selector.errors[n] = sel.errors[n]
         self.selector.rounds = sel.rounds
-        self.pending = {
-            n: list(p)
-            for n, p in data.get('pending', {}).items()
-            if n in self.forecasters
-        }
+        pending = {n: np.asarray(p, dtype=np.float32)
+                   for n, p in data.get('pending', {}).items()
+                   if n in self.forecasters}
+        self.past = [[0, pending]] if pending else []
 
 
 def load_forecaster_classes(

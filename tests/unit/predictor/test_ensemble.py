@@ -122,6 +122,48 @@ def test_series_round_scores_previous_forecast_and_selects_heaviest():
     assert again.missed == [] and again.weights == avg.weights
 
 
+class Persist(base.Forecaster):
+    """Repeats the last value: right at every horizon on a flat series."""
+
+    min_history = 1
+
+    def _fit(self, y):
+        self._last = float(y[-1])
+
+    def _refresh(self, y):
+        self._last = float(y[-1])
+
+    def _predict(self, steps):
+        return np.full(steps, self._last)
+
+
+class Drift(Persist):
+    """Right about the next step, then climbs 50 per step."""
+
+    def _predict(self, steps):
+        return self._last + 50.0 * np.arange(steps)
+
+
+def test_forecasters_are_scored_over_the_horizon():
+    """The regression tree of a live run rolled a flat low load up to five
+    times its level over the actuator's horizon while its next step was
+    right; scoring the next step only kept choosing it."""
+    y = [100.0, 101.0] * 10
+    for horizon, chosen in ((1, 'drift'), (4, 'persist')):
+        e = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
+                         tolerance=0.1, penalty=0.5, horizon=horizon)
+        for t in range(4, 14):
+            f = e.predict('c', y[:t])
+        assert f.chosen == chosen, (horizon, f.weights, f.missed)
+    assert f.missed == ['drift'] and f.weights['persist'] == 1.0
+    # a restart keeps the newest forecasts, and scores them next round
+    state = json.loads(json.dumps(e.state('c')))
+    fresh = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
+                         tolerance=0.1, penalty=0.5, horizon=4)
+    fresh.load_state('c', state)
+    assert fresh.predict('c', y[:14]).missed == []  # one step: both right
+
+
 def test_horizon_and_per_key_isolation():
     e = ens.Ensemble(classes={'arima_010': arima.Arima010}, horizon=4)
     f = e.predict(('c1', 'read'), np.arange(1.0, 30.0))
