@@ -19,6 +19,13 @@ trainer_opts = [
     cfg.FloatOpt('slo_threshold_ms', default=35.0, min=0.001,
                  help='SLO threshold in milliseconds: a sample meets the SLO '
                       'when its SLO metric is at most this.'),
+    cfg.IntOpt('node_warmup', default=0, min=0,
+               help='Seconds after a node is registered (its row created) '
+                    'during which its samples are not learnt from. A new '
+                    "node's first minutes (boot, join, a cold JIT) are slow "
+                    'at any load; learnt, they would mark low loads as SLO '
+                    'violations until those cells are visited again. '
+                    '0: learn from every sample.'),
     cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
                 help='Feature plug-ins (namespace elastman.features) that '
                      'span the model space, in order.'),

@@ -165,7 +165,8 @@ class TrainerManager(manager.Manager):
                 if rows:
                     state.last_sample[node_id] = rows[0]['ts']
                     registry.add_samples(sample_from_row(r)
-                                         for r in reversed(rows))
+                                         for r in reversed(rows)
+                                         if not self._warming(node, r['ts']))
                     state.dirty = True
             updates = []
             if registry.is_due(now):
@@ -179,6 +180,14 @@ class TrainerManager(manager.Manager):
                                                              registry)
                 state.dirty = False
             return updates
+
+    def _warming(self, node: dict, ts: datetime.datetime) -> bool:
+        """Whether ``ts`` falls in the node's first ``node_warmup`` s."""
+        warmup = self.conf.trainer.node_warmup
+        created = node.get('created_at')
+        if not warmup or created is None:
+            return False
+        return created <= ts < created + datetime.timedelta(seconds=warmup)
 
     def _publish(self, cluster_id: str, update, version: int) -> None:
         if self.notifier is None:

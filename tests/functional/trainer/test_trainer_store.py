@@ -2,6 +2,7 @@
 restarted trainer resumes where the first one stopped."""
 import datetime
 import math
+import time
 
 import numpy as np
 
@@ -153,3 +154,28 @@ def test_model_export_import_between_clusters(conf, store, config_file,
         assert out.returncode == 1 and 'rejected' in out.stderr
     finally:
         conf.clear_override('update_period', 'trainer')
+
+
+def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
+    """[trainer] node_warmup: samples from a node's first seconds after its
+    row was created are skipped; earlier and later ones are learnt."""
+    conf.set_override('node_warmup', 100, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        created = store.nodes.get(cid, 'n1')['created_at']
+        rng = np.random.default_rng(5)
+        vm = synthetic.SyntheticVM(seed=5)
+        # 10 s apart from 50 s before the row to 190 s after it: 10 in the
+        # first 100 s of the node's life
+        _feed(store, cid, vm, 'n1', 25,
+              created - datetime.timedelta(seconds=50), rng)
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        trainer.train_cluster(cluster, now=time.time())
+        registry = trainer._clusters[str(cid)].registry
+        assert registry.accepted == 15
+        assert sum(registry.rejected.values()) == 0
+    finally:
+        conf.clear_override('node_warmup', 'trainer')

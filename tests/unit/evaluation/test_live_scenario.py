@@ -84,7 +84,7 @@ def test_invalid(doc, match):
         live_scenario.parse_scenario(doc)
 
 
-@pytest.mark.parametrize('name', ['smoke.yaml', 'paper.yaml'])
+@pytest.mark.parametrize('name', ['smoke.yaml', 'paper.yaml', 'ramp.yaml'])
 def test_shipped_scenarios_load(name):
     s = live_scenario.load_scenario(os.path.join(REPO, 'scenarios', name))
     assert s.phases and s.size == 3
