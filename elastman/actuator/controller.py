@@ -79,9 +79,13 @@ class Controller:
                     if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')}
         horizon = policy.control_period_s + self.conf.actuator.join_timeout
         forecast = self._forecast(cluster_id, now, horizon)
-        predicted = forecast['predicted'] or {
-            k: sum(c.get(k) or 0.0 for c in current.values())
-            for k in workload.LOAD_KEYS}
+        observed = {k: sum(c.get(k) or 0.0 for c in current.values())
+                    for k in workload.LOAD_KEYS}
+        # be ready for the larger of the forecast peak and what is served
+        # now: a forecast that lags a rising load must not remove a node
+        predicted = {k: max(forecast['predicted'].get(k, 0.0), observed[k])
+                     for k in workload.LOAD_KEYS} \
+            if forecast['predicted'] else observed
         per_vm = workload.split_workload(predicted, current)
         registry = persistence.load_state(self.store, str(cluster_id))
         estimates = (workload.estimate_capacities(registry, per_vm)
@@ -94,6 +98,7 @@ class Controller:
             started_at=timestamps.epoch(cluster.get('created_at')))
         inputs = {'forecast': forecast['forecast'],
                   'predicted_cluster': predicted,
+                  'observed_cluster': observed,
                   'forecast_used': bool(forecast['predicted']),
                   'per_vm_workload': per_vm,
                   'model_versions': registry.versions() if registry else {},
