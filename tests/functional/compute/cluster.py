@@ -21,6 +21,7 @@ NETWORK = os.environ.get('ELASTMAN_TEST_LOCAL_NETWORK', '127.0.60.0/24')
 JMX_BASE = int(os.environ.get('ELASTMAN_TEST_LOCAL_JMX_BASE', '17200'))
 FLAVORS = ['c1:cpu=1,heap=384M', 'c05:cpu=0.5,heap=320M']
 
+_CLOUD_OPTIONS = ('flavor', 'network', 'jmx_port_base', 'cgroup_parent')
 _lock = threading.Lock()
 _shared: 'LocalCluster | None' = None
 
@@ -39,6 +40,12 @@ class LocalCluster:
         self.cluster_id = str(uuid.uuid4())
         self.state_path = tempfile.mkdtemp(prefix='elastman-localcloud-')
         self.cgroup_parent = 'elastman-test-%s' % uuid.uuid4().hex[:6]
+        # what destroy() puts back: a second cluster (another test's) must
+        # not leave the shared one with the defaults, whose driver reads
+        # them when it deletes its servers at the end of the session
+        self._saved = {(name, None): conf[name] for name in ('state_path',)}
+        self._saved.update({(name, 'local_cloud'): conf.local_cloud[name]
+                            for name in _CLOUD_OPTIONS})
         conf.set_override('state_path', self.state_path)
         conf.set_override('flavor', flavors or FLAVORS, 'local_cloud')
         conf.set_override('network', network, 'local_cloud')
@@ -117,10 +124,8 @@ class LocalCluster:
                     pass
         left = self.leftovers()
         shutil.rmtree(self.state_path, ignore_errors=True)
-        for name in ('state_path',):
-            self.conf.clear_override(name)
-        for name in ('flavor', 'network', 'jmx_port_base', 'cgroup_parent'):
-            self.conf.clear_override(name, 'local_cloud')
+        for (name, group), value in self._saved.items():
+            self.conf.set_override(name, value, group)
         assert not left, 'left behind: %s' % left
 
 
