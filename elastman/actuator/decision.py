@@ -349,7 +349,8 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         return none('cooling down (%.0f s left)' % left, 'cooldown')
     if cluster.size < policy.floor:
         return _repair(policy, cluster, d)
-    if cluster.started_at is not None and now - cluster.started_at < policy.warmup_s:
+    if (policy.warmup_s > 0 and cluster.started_at is not None
+            and now - cluster.started_at < policy.warmup_s):
         left = policy.warmup_s - (now - cluster.started_at)
         return none('warming up (%.0f s left)' % left, 'warmup')
     unknown = sum(f.unknown for f in d.flavors.values())

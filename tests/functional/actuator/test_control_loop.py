@@ -138,7 +138,7 @@ def test_scale_out_ahead_of_a_ramp_and_in_when_it_falls(conf, store):
     vm = synthetic.SyntheticVM(seed=11)
     capacity = vm.capacity(0.5, 2048)           # ~8,400 req/s per VM
     now = datetime.datetime.now(datetime.timezone.utc).timestamp()
-    now += 60 - now % 60   # a round minute after the clusters are made
+    now += 120 - now % 60   # a round minute after the clusters are made
     rng = np.random.default_rng(11)
 
     # Flat, then a steep ramp that is still below the cluster's capacity
@@ -146,6 +146,14 @@ def test_scale_out_ahead_of_a_ramp_and_in_when_it_falls(conf, store):
     def rising_load(m):
         return 3 * capacity * (0.3 + 0.65 * max(0, m - 140) / 40)
     rising = _cluster(store, 'rising', rising_load, now, vm, rng)
+
+    # Falling to a fifth of a VM's worth each: one VM goes, never the seed.
+    # Made now, before the first loop runs, so that both clusters exist
+    # before ``now`` however slow the machine is.
+    def falling_load(m):
+        return 3 * capacity * (0.6 - 0.4 * m / 180)
+    falling = _cluster(store, 'falling', falling_load, now, vm, rng)
+
     record, actions = _loop(conf, store, rising, now)
     assert record['kind'] == 'scale_out', record['reason']
     assert record['inputs']['forecast_used'] is True
@@ -160,10 +168,6 @@ def test_scale_out_ahead_of_a_ramp_and_in_when_it_falls(conf, store):
     assert actions[0]['state'] == 'SUCCEEDED', actions[0]['reason']
     assert len(store.nodes.list(rising['id'])) == 3 + record['count']
 
-    # Falling to a fifth of a VM's worth each: one VM goes, never the seed.
-    def falling_load(m):
-        return 3 * capacity * (0.6 - 0.4 * m / 180)
-    falling = _cluster(store, 'falling', falling_load, now, vm, rng)
     record, actions = _loop(conf, store, falling, now)
     assert record['kind'] == 'scale_in', record['reason']
     assert actions[0]['kind'] == 'scale_in'

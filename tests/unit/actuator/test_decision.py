@@ -153,6 +153,10 @@ def test_in_flight_cooldown_warmup_gates_keep_the_numbers():
     c, e = cluster(specs, started_at=NOW - 600)
     d = dec.decide(policy(warmup_s=2400), c, e, NOW)
     assert d.blocked_by == 'warmup' and d.reason == 'no action: warming up (1800 s left)'
+    # warmup_s=0 means no warm-up, even for a cluster stamped after ``now``
+    # (a record made on another clock, or a decision replayed for a past time).
+    c, e = cluster(specs, started_at=NOW + 30)
+    assert dec.decide(policy(warmup_s=0), c, e, NOW).kind == dec.SCALE_OUT
 
 
 def test_unknown_capacity_blocks_decisions():
