@@ -48,7 +48,8 @@ predictor_opts = [
         default=0.05,
         min=0.0,
         help='Relative error (|predicted - actual| / actual) above '
-        'which a forecaster is penalised.',
+        'which a forecaster is penalised, unless its error is also within '
+        'this fraction of the best forecaster\'s error of the round.',
     ),
     cfg.FloatOpt(
         'penalty',

@@ -8,8 +8,8 @@ forecaster and a :class:`WeightedMajority` selector.  A round:
    of the round before, and so on over the horizon (a controller acts on the
    whole horizon, so a forecaster whose long roll-outs drift is a miss even
    when its next step is right); every forecaster whose mean relative error
-   exceeded the tolerance has its weight multiplied by the penalty ``m``
-   (0 <= m < 1);
+   exceeded the tolerance, and the best error of the round by more than the
+   tolerance, has its weight multiplied by the penalty ``m`` (0 <= m < 1);
    weights are renormalised so the largest is 1, and kept above a floor so a
    long-penalised forecaster can win again when the workload changes shape;
 2. every forecaster updates on the history window and forecasts ``horizon``
@@ -98,6 +98,13 @@ class WeightedMajority:
         """Score the forecasters by their relative ``errors``; return who
         missed."""
         missed = []
+        known = [e for n, e in errors.items() if n in self.weights]
+        # The paper's rule is "worse than the tolerance"; when every
+        # forecaster is (after a step in the workload, all of them are for a
+        # while) that rule penalises all alike and the ranking freezes. So a
+        # forecaster within the tolerance of this round's best never misses.
+        threshold = max(self.tolerance,
+                        (1.0 + self.tolerance) * min(known, default=0.0))
         for name, err in errors.items():
             if name not in self.weights:
                 continue
@@ -107,7 +114,7 @@ class WeightedMajority:
                 if old is None
                 else ((1 - self.smoothing) * old + self.smoothing * err)
             )
-            if err > self.tolerance:
+            if err > threshold:
                 self.weights[name] *= self.penalty
                 missed.append(name)
         self._renormalise()
@@ -116,7 +123,7 @@ class WeightedMajority:
 
     def _renormalise(self) -> None:
         top = max(self.weights.values(), default=0.0)
-        if top <= 0.0:  # m == 0 and everyone missed: start again
+        if top <= 0.0:  # all zero (m == 0, e.g. a stored state): start again
             self.weights = {n: 1.0 for n in self.weights}
             return
         for n, w in self.weights.items():

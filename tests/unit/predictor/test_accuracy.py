@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from elastman.predictor import ensemble as ens
 from elastman.predictor import evaluate
 from tests.unit.predictor import synthetic
 
@@ -73,3 +74,31 @@ def test_paper_like_shape_mape_at_most_4_6_percent():
     assert res['majority']['mape'] <= 4.6
     assert res['average']['mape'] <= 4.6
     assert 0 < res['majority']['smape'] <= 4.6
+
+
+def _ramp_then_drop(seed: int) -> np.ndarray:
+    """Issue 6's live ramp at 20 s steps: training levels, a rise to
+    2,700 reads/s, a plateau, then a step down to 270 held for 7 minutes
+    (3% noise)."""
+    rng = np.random.default_rng(seed)
+    levels = [(2, 0), (1, 130), (1, 270), (1, 650), (2, 1080), (1, 1420)]
+    levels += [(1, 1350 + 300 * i) for i in range(5)] + [(3, 2700), (7, 270)]
+    return np.array([max(0.0, level * (1 + rng.normal(0, 0.03)))
+                     for minutes, level in levels for _ in range(3 * minutes)])
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2, 3])
+def test_forecast_peak_follows_a_step_down_within_five_minutes(seed):
+    # The actuator sizes for the highest value over the horizon; after the
+    # load falls every forecaster misses for a while, and the selection must
+    # still move to one that follows the new level, or the cluster never
+    # scales in (the second live ramp run, before this was fixed).
+    y = _ramp_then_drop(seed)
+    drop = y.size - 21
+    ensemble = ens.Ensemble(horizon=9)
+    peaks = []
+    for t in range(3, y.size + 1):
+        forecast = ensemble.predict('reads', list(y[:t]))
+        if t > drop:
+            peaks.append(max(forecast.values))
+    assert min(peaks[:15]) < 1.5 * 270, peaks

@@ -52,10 +52,26 @@ def test_floor_lets_a_forecaster_win_again():
     assert rounds == 7  # 0.5**7 < 0.01
 
 
-def test_zero_penalty_everyone_missed_resets():
-    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.0, penalty=0.0)
+def test_when_everyone_misses_only_those_behind_the_best_are_penalised():
+    # After a step every forecaster is outside the tolerance for a while;
+    # the one closest to the new level (and any within the tolerance of it)
+    # must keep its weight, or the ranking of before the step freezes.
+    wm = ens.WeightedMajority(
+        ['a', 'b', 'c'], tolerance=0.05, penalty=0.3, floor=0.0
+    )
+    wm.weights = {'a': 1.0, 'b': 0.3, 'c': 0.3}
+    missed = wm.penalise(100.0, {'a': 300.0, 'b': 150.0, 'c': 152.0})
+    assert missed == ['a']
+    assert wm.weights == pytest.approx({'a': 1.0, 'b': 1.0, 'c': 1.0})
+    wm.penalise(100.0, {'a': 300.0, 'b': 150.0, 'c': 200.0})
+    assert wm.choose(['a', 'b', 'c']) == 'b'
+
+
+def test_zero_penalty_keeps_the_best_of_a_round():
+    wm = ens.WeightedMajority(['a', 'b'], tolerance=0.0, penalty=0.0,
+                              floor=0.0)
     wm.penalise(1.0, {'a': 2.0, 'b': 3.0})
-    assert wm.weights == {'a': 1.0, 'b': 1.0}
+    assert wm.weights == {'a': 1.0, 'b': 0.0}
 
 
 @pytest.mark.parametrize('penalty', [-0.1, 1.0, 1.5])
