@@ -9,7 +9,9 @@ phases while showing progress, and writes into the output directory:
 * ``minutes.csv``   per minute: target and measured workload, nodes, client
   and server p99 read latency, SLO violation, actions;
 * ``decisions.csv`` every control period's decision with the forecast
-  (forecaster, value, age) and the model versions it used;
+  (forecaster, value, age), the model versions it used and each VM's
+  predicted load, target and capacity; ``decisions.json`` the full
+  decision records;
 * ``actions.csv``   the action journal; ``phases.csv``/``.json`` per-phase
   YCSB results; ``summary.json``; ``figure.png`` (nodes and p99 against
   time with the SLO line).
@@ -357,6 +359,9 @@ class Harness:
         rec.write_csv(os.path.join(self.out, 'minutes.csv'),
                       rec.MINUTE_FIELDS, rows)
         drows = rec.decision_rows(self.t0, data['decisions'])
+        rec.write_json(os.path.join(self.out, 'decisions.json'),
+                       [{'ts': d['ts'], 'record': d.get('record')}
+                        for d in data['decisions']])
         rec.write_csv(os.path.join(self.out, 'decisions.csv'),
                       rec.DECISION_FIELDS,
                       drows)

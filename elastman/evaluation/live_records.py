@@ -21,7 +21,7 @@ MINUTE_FIELDS = ('minute', 'phase', 'target_ops', 'client_ops',
 DECISION_FIELDS = ('time', 'minute', 'kind', 'count', 'flavor',
                    'forecast_used', 'reads_forecast', 'reads_forecaster',
                    'writes_forecast', 'writes_forecaster', 'forecast_age_s',
-                   'vm_models', 'flavor_models', 'bounds', 'reason')
+                   'vm_models', 'flavor_models', 'bounds', 'vms', 'reason')
 
 
 def epoch(ts: datetime.datetime | None) -> float | None:
@@ -39,6 +39,22 @@ def write_csv(path: str, fields, rows) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _fmt(row.get(k)) for k in fields})
+
+
+def write_json(path: str, value: Any) -> None:
+    """``value`` as indented JSON; datetimes as ISO 8601, NaN as null."""
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, (datetime.datetime, datetime.date)):
+            return v.isoformat()
+        return v
+    with open(path, 'w') as f:
+        json.dump(plain(value), f, indent=1, default=str)
 
 
 def _fmt(value: Any) -> Any:
@@ -204,8 +220,21 @@ def decision_rows(t0: float, decisions: list[dict]) -> list[dict[str, Any]]:
             bounds[vm.get('bound') or '?'] = bounds.get(
                 vm.get('bound') or '?', 0) + 1
         row['bounds'] = ' '.join('%s:%d' % kv for kv in sorted(bounds.items()))
+        row['vms'] = ' '.join(_vm_numbers(vm) for vm in rec.get('vms') or [])
         rows.append(row)
     return rows
+
+
+def _vm_numbers(vm: Mapping[str, Any]) -> str:
+    """``node:load/target/capacity`` of one VM in a decision (req/s; the
+    target is the capacity less the headroom, what the load is held to)."""
+    def number(key: str) -> str:
+        value = vm.get(key)
+        if value is None or not math.isfinite(float(value)):
+            return '?'
+        return '%.0f' % float(value)
+    return '%s:%s/%s/%s' % (str(vm.get('node_id') or '?')[:8], number('load'),
+                            number('target'), number('capacity'))
 
 
 def _versions(mapping: Mapping[str, int] | None) -> str:

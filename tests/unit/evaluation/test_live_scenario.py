@@ -1,5 +1,6 @@
 """Scenario files of the live evaluation and the per-minute records."""
 import datetime
+import json
 import os
 
 import pytest
@@ -94,7 +95,7 @@ def test_shipped_scenarios_load(name):
     assert policy['min_size'] == 3 and policy['max_size'] > 3
 
 
-def test_minute_rows_and_decisions():
+def test_minute_rows_and_decisions(tmp_path):
     s = live_scenario.parse_scenario(_doc())
     t0 = 1000.0
     status = {'ops_per_s': 100.0, 'ops': {
@@ -136,7 +137,9 @@ def test_minute_rows_and_decisions():
     decisions = [{'ts': ts(t0 + 64), 'action': 'scale_out', 'record': {
         'kind': 'scale_out', 'count': 1, 'flavor': 'eval',
         'reason': 'scale out by 1 of eval',
-        'vms': [{'bound': 'exact'}, {'bound': 'exact'}, {'bound': 'lower'}],
+        'vms': [{'bound': 'exact', 'node_id': 'node-1-abcdef', 'load': 812.4,
+                 'target': 640.0, 'capacity': 800.0},
+                {'bound': 'exact'}, {'bound': 'lower'}],
         'inputs': {'forecast_used': True,
                    'forecast': {'reads_per_s': {
                        'value': 812.0, 'forecaster': 'arima_110',
@@ -150,6 +153,12 @@ def test_minute_rows_and_decisions():
     assert d['forecast_age_s'] == pytest.approx(14)
     assert d['vm_models'] == 'node-1=v3' and d['flavor_models'] == 'eval=v2'
     assert d['bounds'] == 'exact:2 lower:1'
+    assert d['vms'] == 'node-1-a:812/640/800 ?:?/?/? ?:?/?/?'
+    out = tmp_path / 'decisions.json'
+    live_records.write_json(str(out), [{'ts': ts(t0), 'record': {
+        'load': float('nan')}}])
+    assert json.loads(out.read_text()) == [
+        {'ts': ts(t0).isoformat(), 'record': {'load': None}}]
     arows = live_records.action_rows(t0, actions)
     summary = live_records.summarise(s, rows, arows, [d])
     assert summary['violation_minutes'] == 1
