@@ -56,6 +56,27 @@ class Controller:
                             'made_at': row['ts'].isoformat()}
         return {'predicted': predicted, 'forecast': info}
 
+    def _interference(self, nodes: list[dict], now: float) -> dict[str, float]:
+        """Each node's interference index from the latest report of its
+        compute host's agent (nodes without a recent report are left out)."""
+        reports: dict[str, dict] = {}
+        found = {}
+        for node in nodes:
+            host, server = node.get('host'), node.get('server_id')
+            if not host or not server:
+                continue
+            if host not in reports:
+                page = self.store.hosts.reports(host, limit=1)
+                latest = page[0] if page else None
+                fresh = latest is not None and (
+                    now - timestamps.epoch(latest['ts'])
+                    <= self.conf.actuator.interference_max_age)
+                reports[host] = latest['vms'] if fresh else {}
+            vm = reports[host].get(server)
+            if isinstance(vm, dict) and vm.get('interference_index') is not None:
+                found[node['node_id']] = float(vm['interference_index'])
+        return found
+
     def decide(self, cluster: dict, now: float | None = None,
                record: bool = True) -> decision_mod.Decision:
         now = time.time() if now is None else now
@@ -90,9 +111,11 @@ class Controller:
         registry = persistence.load_state(self.store, str(cluster_id))
         estimates = (workload.estimate_capacities(registry, per_vm)
                      if registry is not None else {})
+        interference = self._interference(serving, now)
         state = decision_mod.ClusterState(
             nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
-                                         bool(n.get('seed')))
+                                         bool(n.get('seed')),
+                                         interference.get(n['node_id'], 0.0))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')))
@@ -101,6 +124,7 @@ class Controller:
                   'observed_cluster': observed,
                   'forecast_used': bool(forecast['predicted']),
                   'per_vm_workload': per_vm,
+                  'interference': interference,
                   'model_versions': registry.versions() if registry else {},
                   'policy': policy.to_dict()}
         result = decision_mod.decide(policy, state, estimates, now, inputs)

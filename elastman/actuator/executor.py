@@ -220,7 +220,8 @@ class ActionExecutor:
             action['cluster_id'], server.id, server_id=server.id,
             address=server.address, flavor=server.flavor, state='JOINING',
             seed=not plan['previous'], cql_port=server.cql_port,
-            jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port)
+            jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port,
+            host=server.host)
 
     def _wait_joined(self, action: dict, server_ids: list[str]) -> None:
         deadline = time.monotonic() + self.opts.join_timeout

@@ -60,6 +60,9 @@ class Server:
     jmx_port: int | None = None
     created_at: float | None = None
     fault: str | None = None
+    #: compute host it runs on (Nova: ``OS-EXT-SRV-ATTR:host``, shown to
+    #: admins only), which names the host agent that reports on it
+    host: str | None = None
 
     @property
     def cluster_id(self) -> str | None:

@@ -425,7 +425,8 @@ class NovaDriver(base.ComputeDriver):
             cql_port=self.opts.cql_port,
             jmx_host=address,
             jmx_port=self.opts.jmx_port if address else None,
-            created_at=created, fault=describe_fault(server))
+            created_at=created, fault=describe_fault(server),
+            host=getattr(server, 'compute_host', None) or None)
 
     def _flavor_name(self, flavor: Any) -> str:
         """Name of a server's flavour (embedded from 2.47, else looked up)."""

@@ -27,6 +27,11 @@ actuator_opts = [
     cfg.IntOpt('forecast_max_age', default=900, min=10,
                help='Seconds after which a stored forecast is too old to '
                     'act on; the decision then uses the current workload.'),
+    cfg.IntOpt('interference_max_age', default=120, min=1,
+               help='Seconds after which a compute host agent\'s '
+                    'interference report of a VM is too old to use; the '
+                    'VM then counts as free of interference when the '
+                    'decision picks which node to remove.'),
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
     cfg.StrOpt('crash_after_step', default='', advanced=True,

@@ -39,6 +39,7 @@ def test_create_find_delete(driver):
         assert up.flavor == flavor
         assert up.cluster_id == server.cluster_id
         assert up.fault is None and up.created_at
+        assert up.host in HOSTS     # what the host agent reports under
     assert driver.get(a.id).metadata == {base.CLUSTER_TAG: c1,
                                          'role': 'cassandra'}
 
