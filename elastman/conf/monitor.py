@@ -23,6 +23,12 @@ monitor_opts = [
     cfg.BoolOpt('use_leases', default=True,
                 help='Sample a cluster only while holding its monitor lease, '
                      'so that several monitors split the clusters.'),
+    cfg.BoolOpt('push_latency_to_hosts', default=True,
+                help='Cast each sampled node\'s read p99 to the host agent '
+                     'of its compute host (push_latency), the latency the '
+                     'agents\' bus probe ([hostagent] probe = bus) protects. '
+                     'Only nodes whose compute host is known (Nova servers '
+                     'seen with admin rights) are fed.'),
 ]
 
 

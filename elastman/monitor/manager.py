@@ -21,6 +21,7 @@ from oslo_utils import timeutils
 from elastman.common import context as em_context
 from elastman.common import manager
 from elastman.common import rpc
+from elastman.hostagent import rpcapi as hostagent_rpcapi
 from elastman.monitor import jmx
 from elastman.monitor import readings
 from elastman.monitor import sampler
@@ -51,6 +52,7 @@ class MonitorManager(manager.Manager):
         self.store = store
         self.transport = transport
         self.notifier = None
+        self.hostagents: hostagent_rpcapi.HostAgentAPI | None = None
         opts = conf.monitor
         excluded = frozenset(readings.SYSTEM_KEYSPACES
                              | {conf.store.keyspace}
@@ -75,6 +77,9 @@ class MonitorManager(manager.Manager):
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, self.transport, 'monitor.%s' % self.conf.host)
+            if self.conf.monitor.push_latency_to_hosts:
+                self.hostagents = hostagent_rpcapi.HostAgentAPI(
+                    self.conf, self.transport)
 
     def stop(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -157,7 +162,27 @@ class MonitorManager(manager.Manager):
                                    **sampler.queue_extras(current, previous)}
             samples.append(sample)
         self._record(cluster_id, ts, samples)
+        self._push_latencies(nodes, samples)
         return samples
+
+    def _push_latencies(self, nodes: list[dict], samples: list[dict]) -> None:
+        """Feed each node's read p99 to the agent of its compute host."""
+        if self.hostagents is None:
+            return
+        by_id = {n['node_id']: n for n in nodes}
+        ctxt = em_context.get_admin_context()
+        for sample in samples:
+            node = by_id.get(sample['node_id']) or {}
+            latency = sample.get('read_p99_ms')
+            if not node.get('host') or not node.get('server_id') \
+                    or latency is None or not sample.get('up'):
+                continue
+            try:
+                self.hostagents.push_latency(ctxt, node['host'],
+                                             node['server_id'], latency)
+            except Exception as exc:   # a cast; the next round tries again
+                LOG.warning('cannot push the latency of %s to host %s: %s',
+                            node['node_id'], node['host'], exc)
 
     def _read_node(self, target: readings.Target) -> readings.Reading:
         self.cql_reader.ping(target)

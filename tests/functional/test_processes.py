@@ -9,6 +9,8 @@ import urllib.request
 
 from elastman.common import context
 from elastman.common import rpc
+from elastman.hostagent import manager as hostagent_manager
+from elastman.hostagent import rpcapi as hostagent_rpcapi
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services
@@ -116,6 +118,43 @@ def test_notifications_over_rabbit(conf, rabbit):
         transport.cleanup()
     finally:
         conf.clear_override('transport_url')
+
+
+def test_monitor_feeds_latencies_to_the_host_agent_over_rabbit(conf, rabbit,
+                                                               tmp_path):
+    # The bus probe of a host agent (its default) gets its latencies from
+    # the monitor's push_latency casts, addressed by the compute host.
+    conf.set_override('transport_url', rabbit.url)
+    conf.set_override('host', 'cmp-under-test')
+    conf.set_override('state_dir', str(tmp_path), 'hostagent')
+    try:
+        transport = rpc.get_transport(conf)
+        agent = hostagent_manager.HostAgentManager(conf, transport)
+        server = rpc.get_server(conf, transport, 'hostagent', [agent])
+        server.start()
+        try:
+            monitor = monitor_manager.MonitorManager(conf, transport=transport)
+            monitor.hostagents = hostagent_rpcapi.HostAgentAPI(conf, transport)
+            nodes = [{'node_id': 'n1', 'host': 'cmp-under-test',
+                      'server_id': 'vm-1'},
+                     {'node_id': 'n2', 'host': 'elsewhere',
+                      'server_id': 'vm-2'}]
+            monitor._push_latencies(nodes, [
+                {'node_id': 'n1', 'up': True, 'read_p99_ms': 17.5},
+                {'node_id': 'n2', 'up': True, 'read_p99_ms': 99.0}])
+            got = []
+            services.wait_for(
+                lambda: got.extend(agent.probe.collect({'vm-1', 'vm-2'}))
+                or got, timeout=30)
+            assert [(vm, ms) for vm, _, ms in got] == [('vm-1', 17.5)]
+        finally:
+            server.stop()
+            server.wait()
+            transport.cleanup()
+    finally:
+        for name, group in (('transport_url', None), ('host', None),
+                            ('state_dir', 'hostagent')):
+            conf.clear_override(name, group)
 
 
 def test_elastman_all_runs_without_a_broker(config_file, tmp_path):

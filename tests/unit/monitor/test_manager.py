@@ -130,6 +130,37 @@ def test_jmx_failure_falls_back_to_cql(mgr, monkeypatch):
     assert samples['a']['up'] and samples['a']['extra'] == {'jmx': 0.0}
 
 
+class FakeHostAgents:
+    def __init__(self):
+        self.pushed = []
+
+    def push_latency(self, ctxt, server, vm, latency_ms):
+        self.pushed.append((server, vm, latency_ms))
+
+
+def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
+    nodes = mgr.store._nodes
+    nodes[0].update(host='cmp-1', server_id='vm-a')      # up, on a known host
+    nodes[1].update(host='cmp-2', server_id='vm-b')      # down: nothing to say
+    mgr.hostagents = FakeHostAgents()
+    reads = {'n': 0}
+
+    def read(target):            # 100 reads a round, all in bucket 60
+        reads['n'] += 100
+        hist = [0] * 128
+        hist[60] = reads['n']
+        return readings.Reading(mono=time.monotonic(), source='jmx',
+                                reads=reads['n'], writes=0,
+                                read_latency=hist, write_latency=[0] * 128)
+    monkeypatch.setattr(mgr.jmx_reader, 'read', read)
+    mgr.sample_all()
+    second = {s['node_id']: s for s in mgr.sample_all()}
+    assert second['a']['read_p99_ms'] > 0
+    assert mgr.hostagents.pushed[-1] == ('cmp-1', 'vm-a',
+                                         second['a']['read_p99_ms'])
+    assert {p[:2] for p in mgr.hostagents.pushed} == {('cmp-1', 'vm-a')}
+
+
 def test_rpc_versions():
     assert monitor_manager.MonitorManager.target.version == '1.1'
     assert rpcapi.MonitorAPI.VERSION == '1.1'
