@@ -26,6 +26,13 @@ trainer_opts = [
                     'at any load; learnt, they would mark low loads as SLO '
                     'violations until those cells are visited again. '
                     '0: learn from every sample.'),
+    cfg.IntOpt('action_settle', default=0, min=0,
+               help='Samples taken while a scaling action of the cluster '
+                    'runs, and for this many seconds after it ends, are not '
+                    'learnt from: data streaming to a joining node, cleanup '
+                    'and decommission load every node for a while, and '
+                    'learnt, that overhead reads as a lower capacity. '
+                    '0: learn from every sample.'),
     cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
                 help='Feature plug-ins (namespace elastman.features) that '
                      'span the model space, in order.'),

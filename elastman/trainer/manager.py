@@ -24,6 +24,7 @@ from elastman.common import exception
 from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
+from elastman.store import actions as actions_store
 from elastman.trainer import model_registry
 from elastman.trainer import persistence
 
@@ -152,6 +153,7 @@ class TrainerManager(manager.Manager):
             registry = state.registry
             nodes = {n['node_id']: n for n in
                      self.store.nodes.list(cluster['id'])}
+            scaling = self._scaling_windows(cluster['id'])
             for node_id in set(registry.nodes) - set(nodes):
                 registry.unregister_node(node_id)
                 state.dirty = True
@@ -164,9 +166,10 @@ class TrainerManager(manager.Manager):
                 rows = [r for r in rows if since is None or r['ts'] > since]
                 if rows:
                     state.last_sample[node_id] = rows[0]['ts']
-                    registry.add_samples(sample_from_row(r)
-                                         for r in reversed(rows)
-                                         if not self._warming(node, r['ts']))
+                    registry.add_samples(
+                        sample_from_row(r) for r in reversed(rows)
+                        if not self._warming(node, r['ts'])
+                        and not _within(scaling, r['ts']))
                     state.dirty = True
             updates = []
             if registry.is_due(now):
@@ -188,6 +191,20 @@ class TrainerManager(manager.Manager):
         if not warmup or created is None:
             return False
         return created <= ts < created + datetime.timedelta(seconds=warmup)
+
+    def _scaling_windows(self, cluster_id) -> list[tuple]:
+        """``(start, end)`` of the cluster's recent actions, each extended
+        by ``action_settle`` s (``end`` None: still running)."""
+        settle = self.conf.trainer.action_settle
+        if not settle:
+            return []
+        windows = []
+        for action in self.store.actions.list(cluster_id, limit=20):
+            end = None
+            if action['state'] in actions_store.TERMINAL_STATES:
+                end = action['updated_at'] + datetime.timedelta(seconds=settle)
+            windows.append((action['created_at'], end))
+        return windows
 
     def _publish(self, cluster_id: str, update, version: int) -> None:
         if self.notifier is None:
@@ -227,3 +244,8 @@ class TrainerManager(manager.Manager):
         with self._lock:
             state = self._clusters.get(str(cluster_id))
             return state.registry.versions() if state else {}
+
+
+def _within(windows: list[tuple], ts: datetime.datetime) -> bool:
+    return any(start <= ts and (end is None or ts < end)
+               for start, end in windows)

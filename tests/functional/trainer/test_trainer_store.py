@@ -17,8 +17,9 @@ from tests.unit.capacity import synthetic
 T0 = datetime.datetime(2026, 11, 1, 12, 0, 0)
 
 
-def _feed(store, cluster_id, vm, node, n, start, rng):
-    """Store ``n`` samples of a random walk over the synthetic VM's space."""
+def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
+    """Store ``n`` samples of a random walk over the synthetic VM's space,
+    ``step`` s apart."""
     for i in range(n):
         share = rng.uniform(0.2, 0.9)
         size = rng.uniform(1024, 4096)
@@ -26,7 +27,7 @@ def _feed(store, cluster_id, vm, node, n, start, rng):
         r, w = share * load, (1 - share) * load
         store.samples.add({
             'cluster_id': cluster_id, 'node_id': node,
-            'ts': start + datetime.timedelta(seconds=10 * i), 'up': True,
+            'ts': start + datetime.timedelta(seconds=step * i), 'up': True,
             'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
             'write_bytes_mean': size, 'read_p99_ms': vm.p99(r, w, size)})
 
@@ -179,3 +180,37 @@ def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
         assert sum(registry.rejected.values()) == 0
     finally:
         conf.clear_override('node_warmup', 'trainer')
+
+
+def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
+        conf, store):
+    """[trainer] action_settle: from an action's creation to ``settle`` s
+    after it ended (open-ended while it runs), samples are skipped."""
+    conf.set_override('action_settle', 30, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        action = store.actions.create(cid, 'scale_out', {'count': 1})
+        started = action['created_at']
+        rng = np.random.default_rng(6)
+        vm = synthetic.SyntheticVM(seed=6)
+        # 15 samples before the action, 10 in its first half second
+        _feed(store, cid, vm, 'n1', 15,
+              started - datetime.timedelta(seconds=150), rng)
+        _feed(store, cid, vm, 'n1', 10, started, rng, step=0.05)
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        trainer.train_cluster(cluster, now=time.time())
+        assert trainer._clusters[str(cid)].registry.accepted == 15
+
+        time.sleep(1.0)
+        store.actions.advance(cid, action['id'], 'done', state='SUCCEEDED')
+        ended = store.actions.get(cid, action['id'])['updated_at']
+        # +5, +15, +25 s after it ended are still settling; +35 ... +95 not
+        _feed(store, cid, vm, 'n1', 10,
+              ended + datetime.timedelta(seconds=5), rng)
+        trainer.train_cluster(cluster, now=time.time())
+        assert trainer._clusters[str(cid)].registry.accepted == 15 + 7
+    finally:
+        conf.clear_override('action_settle', 'trainer')
