@@ -157,15 +157,20 @@ def test_model_export_import_between_clusters(conf, store, config_file,
         conf.clear_override('update_period', 'trainer')
 
 
+def _one_node_cluster(store):
+    """A cluster with one node ``n1`` of flavour ``small``."""
+    cluster = store.clusters.create('p', 'c', spec={}, policy={
+        'slo_threshold_ms': synthetic.SLO_MS})
+    store.nodes.upsert(cluster['id'], 'n1', flavor='small', address='x')
+    return cluster, cluster['id']
+
+
 def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
     """[trainer] node_warmup: samples from a node's first seconds after its
     row was created are skipped; earlier and later ones are learnt."""
     conf.set_override('node_warmup', 100, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'c', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
-        cid = cluster['id']
-        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        cluster, cid = _one_node_cluster(store)
         created = store.nodes.get(cid, 'n1')['created_at']
         rng = np.random.default_rng(5)
         vm = synthetic.SyntheticVM(seed=5)
@@ -188,10 +193,7 @@ def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
     after it ended (open-ended while it runs), samples are skipped."""
     conf.set_override('action_settle', 30, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'c', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
-        cid = cluster['id']
-        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        cluster, cid = _one_node_cluster(store)
         action = store.actions.create(cid, 'scale_out', {'count': 1})
         started = action['created_at']
         rng = np.random.default_rng(6)
