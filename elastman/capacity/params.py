@@ -42,7 +42,7 @@ class ModelParams:
     confidence: float = 0.5
     update_period: float = 300.0
     kernel: str = 'linear'
-    svm_c: float = 1.0
+    svm_c: float = 10.0
     gamma: float | str = 'scale'
     solver: str = 'auto'
     min_cells: int = 20

@@ -52,8 +52,11 @@ trainer_opts = [
                choices=['linear', 'rbf', 'poly'],
                help='SVM kernel; linear is the hyperplane of the original '
                     'design, rbf follows curved boundaries.'),
-    cfg.FloatOpt('svm_c', default=1.0, min=1e-6,
-                 help='SVM penalty C on misclassified cells.'),
+    cfg.FloatOpt('svm_c', default=10.0, min=1e-6,
+                 help='SVM penalty C on misclassified cells. Large enough '
+                      'that a few separable cells get the hard-margin '
+                      'boundary (midway between the classes); at 1 a '
+                      'handful of cells puts it inside the smaller class.'),
     cfg.StrOpt('svm_solver', default='auto',
                choices=['auto', 'libsvm', 'liblinear'],
                help='auto uses liblinear (LinearSVC) for the linear kernel '

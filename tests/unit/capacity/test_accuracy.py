@@ -2,7 +2,7 @@
 
 Sampling: one monitor sample per second per VM (the walk takes one step per
 sample); update period 300 s, so a 30-minute walk is 1,800 samples and 6
-refits. Model: the defaults (linear kernel, C=1, confidence 0.5, buffer 10,
+refits. Model: the defaults (linear kernel, C=10, confidence 0.5, buffer 10,
 recency half-life 300 s, conflict pruning) with a 250 req/s x 250 req/s x
 512 B grid.
 """

@@ -97,6 +97,36 @@ def test_linear_capacity_is_the_plane_crossing():
         assert far.excess == pytest.approx(1.0, rel=0.1)
 
 
+# A CI run of tests/functional/trainer/test_real_capacity.py: one node stepped
+# 100 -> 175 -> 250 -> 350 offered req/s (75% reads), two monitor samples a
+# step, SLO 250 ms on the read p99; 50 req/s cells.
+STEPPED = [((75, 25, 52), 51), ((74, 24, 52), 35), ((127, 42, 52), 152),
+           ((135, 45, 52), 263), ((177, 59, 52), 263), ((189, 63, 52), 379),
+           ((222, 74, 52), 455), ((213, 71, 52), 546)]
+
+
+@pytest.mark.parametrize('one_met', [True, False])
+def test_few_cells_put_the_boundary_between_the_classes(one_met):
+    """With a handful of separable cells the boundary lies between the last
+    met cell and the first violated one, whichever class has more cells. At
+    C=1 one met cell against three violated ones put it at 70 req/s, under
+    the 99 req/s the node had just served within the SLO."""
+    p = P.replace(granularity={'read_rate': 50, 'write_rate': 50, 'data_size': 4096},
+                  slo_threshold_ms=250.0)
+    g = CellGrid(p.granularity_vector(), buffer_size=10)
+    samples = STEPPED if one_met else [(pt, 0.5 * v) for pt, v in STEPPED[:6]] + STEPPED[6:]
+    for ts, (point, p99) in enumerate(samples):
+        g.add(point, p99, 10.0 * ts)
+    x, y, w = g.labelled(250.0, p.confidence, now=10.0 * len(samples), half_life=300.0)
+    assert sorted(y.tolist()) == ([-1, -1, -1, 1] if one_met else [-1, 1, 1, 1])
+    m = model.fit(x, y, p, MASK, weights=w)
+    met_read = x[y > 0, 0].max()
+    violated_read = x[y < 0, 0].min()
+    est = cap.capacity(m, [74.0, 25.0, 52.0])
+    read_at_capacity = est.point[0]
+    assert met_read < read_at_capacity < violated_read, (x, y, est)
+
+
 def test_rbf_root_search_agrees_and_query_is_fast():
     _, _, m = _plane_cells('rbf', svm_c=30.0)
     truth = (1 - 2048 / 16384) / (0.5 / 4000 + 0.5 / 6000)
