@@ -220,6 +220,12 @@ class Forecast:
         return dataclasses.asdict(self)
 
 
+# A forecast off by more than this (relative) is a miss, however far off:
+# after a step every path made before it is off by up to 10x, and uncapped
+# those errors outweigh the new paths for a horizon's worth of rounds.
+MAX_PATH_ERROR = 1.0
+
+
 class SeriesPredictor:
     """Forecaster instances, selector and pending forecasts of one series."""
 
@@ -250,20 +256,26 @@ class SeriesPredictor:
             return []
         actual = float(history[-1])
         errors: Dict[str, List[float]] = {}
+        ages: Dict[str, List[int]] = {}
         for entry in self.past:
             entry[0] += advanced
             age, paths = entry
             for name, path in paths.items():
                 if len(path) >= age:
-                    errors.setdefault(name, []).append(
-                        self.selector.relative_error(float(path[age - 1]),
-                                                     actual))
+                    err = self.selector.relative_error(float(path[age - 1]),
+                                                       actual)
+                    errors.setdefault(name, []).append(min(err, MAX_PATH_ERROR))
+                    ages.setdefault(name, []).append(age)
         self.past = [e for e in self.past
                      if any(len(p) > e[0] for p in e[1].values())]
         if not errors:
             return []
+        # a path made k rounds ago weighs 1/k: the one-step forecast counts
+        # most, and after a change in the workload the paths made since
+        # outweigh the older ones within a few rounds
         return self.selector.penalise_errors(
-            {n: float(np.mean(e)) for n, e in errors.items()})
+            {n: float(np.average(e, weights=1.0 / np.asarray(ages[n])))
+             for n, e in errors.items()})
 
     def _run(
         self, name: str, fc: Any, history: np.ndarray, horizon: int
