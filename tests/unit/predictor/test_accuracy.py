@@ -87,33 +87,19 @@ def _ramp_then_drop(seed: int) -> np.ndarray:
                      for minutes, level in levels for _ in range(3 * minutes)])
 
 
-@pytest.mark.parametrize('seed', [0, 1, 2, 3])
-def test_forecast_peak_follows_a_step_down_within_five_minutes(seed):
+@pytest.mark.parametrize('horizon, seed', [(9, 0), (9, 1), (9, 2), (9, 3), (24, 0), (24, 1)])
+def test_forecast_peak_follows_a_step_down_within_five_minutes(horizon, seed):
     # The actuator sizes for the highest value over the horizon; after the
     # load falls every forecaster misses for a while, and the selection must
     # still move to one that follows the new level, or the cluster never
-    # scales in (the second live ramp run, before this was fixed).
+    # scales in (the second live ramp run, before this was fixed). At the
+    # actuator's 24 steps (8 minutes at 20 s), scoring by the plain mean over
+    # all the paths reaching a round let the paths made before the fall (off
+    # by up to 10x) decide for 8 minutes; errors capped at 100% and paths
+    # weighted by 1/age follow within 5.
     y = _ramp_then_drop(seed)
     drop = y.size - 21
-    ensemble = ens.Ensemble(horizon=9)
-    peaks = []
-    for t in range(3, y.size + 1):
-        forecast = ensemble.predict('reads', list(y[:t]))
-        if t > drop:
-            peaks.append(max(forecast.values))
-    assert min(peaks[:15]) < 1.5 * 270, peaks
-
-
-@pytest.mark.parametrize('seed', [0, 1])
-def test_forecast_peak_follows_a_step_down_at_the_actuators_horizon(seed):
-    # The actuator asks for 24 steps (8 minutes at 20 s). Scored as a plain
-    # mean over all the paths that reach this round, the paths made before
-    # the fall (off by up to 10x) outweighed the new ones for 8 minutes and
-    # the peak stayed over 1.5x the new level the whole low phase; errors
-    # capped at 100% and paths weighted by 1/age follow within 5 minutes.
-    y = _ramp_then_drop(seed)
-    drop = y.size - 21
-    ensemble = ens.Ensemble(horizon=24)
+    ensemble = ens.Ensemble(horizon=horizon)
     peaks = []
     for t in range(3, y.size + 1):
         forecast = ensemble.predict('reads', list(y[:t]))
