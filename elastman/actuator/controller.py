@@ -20,7 +20,7 @@ from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
 from elastman.common import exception
 from elastman.common import timestamps
-from elastman.trainer import persistence
+from elastman.store import model_state as persistence
 
 LOG = logging.getLogger(__name__)
 

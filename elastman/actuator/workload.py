@@ -47,7 +47,7 @@ def split_workload(predicted: Mapping[str, float],
 def estimate_capacities(registry: Any, per_vm: Mapping[str, Mapping[str, Any]]
                         ) -> dict[str, Any]:
     """``registry.capacity(node, workload)`` for every VM (a
-    :class:`~elastman.trainer.model_registry.ModelRegistry`); a VM the
+    :class:`~elastman.capacity.registry.ModelRegistry`); a VM the
     registry does not know is left out (the decision treats it as unknown)."""
     out = {}
     for node, workload in per_vm.items():

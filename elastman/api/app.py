@@ -72,7 +72,7 @@ class LazyActuator:
     def scale(self, ctxt, cluster_id, count, flavor=None, action_id=None):
         with self._lock:
             if self._api is None:
-                from elastman.actuator import rpcapi
+                from elastman.common.rpcapi import actuator as rpcapi
                 from elastman.common import rpc
                 self._api = rpcapi.ActuatorAPI(self.conf,
                                                rpc.get_transport(self.conf))

@@ -2,7 +2,7 @@
 import sys
 
 from elastman.common import config
-from elastman.common import workers
+from elastman.cmd import workers
 
 
 @config.main_wrapper

@@ -6,7 +6,7 @@ in-process transport and no broker is needed.
 import sys
 
 from elastman.common import config
-from elastman.common import workers
+from elastman.cmd import workers
 
 
 @config.main_wrapper

@@ -9,7 +9,6 @@
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import sys
@@ -17,7 +16,12 @@ import sys
 from oslo_config import cfg
 
 from elastman.cassandra import node as cassandra_node
+from elastman.cmd import local_cluster
+from elastman.cmd import model_transfer
 from elastman.common import config
+from elastman.evaluation import live
+from elastman.evaluation import report
+from elastman.predictor import evaluate as forecast_eval
 from elastman.store import connection
 from elastman.store import schema
 
@@ -123,15 +127,9 @@ def add_command_parsers(subparsers) -> None:
     store_sub.add_parser('status', help='is it running?'
                          ).set_defaults(func=store_status)
 
-    for module in _TOOL_MODULES:
-        tool = importlib.import_module(module)
+    # offline tools that bring their own sub-command
+    for tool in (forecast_eval, model_transfer, live, report, local_cluster):
         tool.add_subparser(subparsers)
-
-
-# Offline tools that bring their own sub-command (module.add_subparser).
-_TOOL_MODULES = ('elastman.predictor.evaluate', 'elastman.trainer.transfer',
-                 'elastman.evaluation.live', 'elastman.evaluation.report',
-                 'elastman.compute.local_cluster')
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',

@@ -15,7 +15,7 @@ interference index.
 * ``elastman-noprediction`` / ``elastman`` (with :data:`TUNED`) and
   ``elastman-paper`` (seed 000's rule, with prediction): the real decision
   (:func:`elastman.actuator.decision.decide`), the real online capacity model
-  (:class:`~elastman.trainer.model_registry.ModelRegistry`) and, for
+  (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
   ``elastman``, the real forecaster ensemble
   (:class:`~elastman.predictor.ensemble.Ensemble`).
 * ``oracle``: knows the future workload and every VM's true capacity; adds a
@@ -40,7 +40,7 @@ from elastman.capacity.params import ModelParams
 from elastman.evaluation import traces as tr
 from elastman.evaluation.simulator import JOINING, SERVING, Action, Flavor, SimCluster, SimConfig
 from elastman.predictor.ensemble import Ensemble
-from elastman.trainer.model_registry import ModelRegistry
+from elastman.capacity.registry import ModelRegistry
 
 LOG = logging.getLogger(__name__)
 

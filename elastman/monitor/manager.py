@@ -21,7 +21,7 @@ from oslo_utils import timeutils
 from elastman.common import context as em_context
 from elastman.common import manager
 from elastman.common import rpc
-from elastman.hostagent import rpcapi as hostagent_rpcapi
+from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.monitor import jmx
 from elastman.monitor import readings
 from elastman.monitor import sampler

@@ -25,8 +25,8 @@ from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.store import actions as actions_store
-from elastman.trainer import model_registry
-from elastman.trainer import persistence
+from elastman.capacity import registry as model_registry
+from elastman.store import model_state as persistence
 
 LOG = logging.getLogger(__name__)
 

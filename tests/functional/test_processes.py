@@ -10,7 +10,7 @@ import urllib.request
 from elastman.common import context
 from elastman.common import rpc
 from elastman.hostagent import manager as hostagent_manager
-from elastman.hostagent import rpcapi as hostagent_rpcapi
+from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services

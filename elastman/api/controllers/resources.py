@@ -16,7 +16,7 @@ _METRIC = re.compile(r'^[A-Za-z0-9_.\-]{1,64}$')
 
 
 def model_id(cluster_id, key: str) -> str:
-    """Store key of a published model (see elastman.trainer.persistence)."""
+    """Store key of a published model (see elastman.store.model_state)."""
     return '%s/%s' % (cluster_id, key)
 
 

@@ -10,7 +10,7 @@ from elastman.common import context
 from elastman.common import rpc
 from elastman.common import service
 from elastman.trainer import manager as trainer_manager
-from elastman.trainer import persistence
+from elastman.store import model_state as persistence
 from elastman.trainer import rpcapi as trainer_rpcapi
 from tests.unit.capacity import synthetic
 

@@ -5,7 +5,7 @@ import datetime
 import pytest
 
 from elastman.actuator import controller as controller_mod
-from elastman.trainer import persistence
+from elastman.store import model_state as persistence
 from tests.unit.actuator import test_controller_seen as seen
 
 MADE_AT = datetime.datetime.fromtimestamp(seen.NOW - 5, datetime.timezone.utc)

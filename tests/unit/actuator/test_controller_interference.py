@@ -5,7 +5,7 @@ import datetime
 from elastman.actuator import controller as controller_mod
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import policy as policy_mod
-from elastman.trainer import persistence
+from elastman.store import model_state as persistence
 from tests.unit.actuator import test_controller_seen as seen
 
 

@@ -7,8 +7,8 @@ from elastman.actuator import controller as controller_mod
 from elastman.capacity.params import ModelParams
 from elastman.common import exception
 from elastman.trainer import manager as trainer_manager
-from elastman.trainer import model_registry
-from elastman.trainer import persistence
+from elastman.capacity import registry as model_registry
+from elastman.store import model_state as persistence
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)

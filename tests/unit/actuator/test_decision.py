@@ -10,7 +10,7 @@ from elastman.actuator import workload
 from elastman.actuator.policy import InvalidPolicy, ScalingPolicy
 from elastman.capacity.capacity import CapacityEstimate
 from elastman.capacity.params import ModelParams
-from elastman.trainer.model_registry import ModelRegistry
+from elastman.capacity.registry import ModelRegistry
 
 NOW = 100000.0
 

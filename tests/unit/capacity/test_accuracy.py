@@ -9,7 +9,7 @@ recency half-life 300 s, conflict pruning) with a 250 req/s x 250 req/s x
 import numpy as np
 
 from elastman.capacity.params import ModelParams
-from elastman.trainer.model_registry import ModelRegistry
+from elastman.capacity.registry import ModelRegistry
 from tests.unit.capacity import synthetic as syn
 
 PERIOD = 300

@@ -11,7 +11,7 @@ import pytest
 
 from elastman.common import exception
 from elastman.compute import base as compute
-from elastman.compute import local_cluster
+from elastman.cmd import local_cluster
 
 FLAVORS = ['small:cpu=0.5,heap=384M', 'big:cpu=1,heap=512M']
 

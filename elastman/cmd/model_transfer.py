@@ -9,7 +9,7 @@ import sys
 from elastman.capacity import serialization
 from elastman.common import exception
 from elastman import store as em_store
-from elastman.trainer import persistence
+from elastman.store import model_state as persistence
 
 
 def _registry(store, cluster_id: str):
@@ -22,7 +22,7 @@ def _registry(store, cluster_id: str):
 def _new_registry(conf, store, cluster_id: str):
     from elastman.capacity import params as params_mod
     from elastman.trainer import manager
-    from elastman.trainer import model_registry
+    from elastman.capacity import registry as model_registry
     import uuid
     try:
         cluster = store.clusters.get(uuid.UUID(cluster_id))

@@ -14,7 +14,7 @@ from oslo_log import log as logging
 
 from elastman.capacity import serialization
 from elastman.common import exception
-from elastman.trainer import model_registry
+from elastman.capacity import registry as model_registry
 
 LOG = logging.getLogger(__name__)
 

@@ -1,0 +1,77 @@
+"""Imports between elastman's packages point down the layers only.
+
+conf, common; then capacity, cassandra, client; store and compute (which
+may use the layer below them); the workers, which never import each other;
+api; evaluation and the client plug-ins; cmd at the top. See
+doc/source/architecture.rst, "Layers".
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import elastman
+
+LAYERS = {
+    'version': 0, 'conf': 0,
+    'common': 1,
+    'capacity': 2, 'cassandra': 2, 'client': 2,
+    'store': 3, 'compute': 3,
+    'monitor': 4, 'trainer': 4, 'predictor': 4, 'actuator': 4,
+    'hostagent': 4,
+    'api': 5,
+    'evaluation': 6, 'osc': 6, 'heat': 6, 'wsgi': 6,
+    'cmd': 7,
+}
+ROOT = pathlib.Path(elastman.__file__).parent
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    """The elastman packages ``path`` imports (absolute imports only)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + ['%s.%s' % (node.module, a.name) for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split('.')
+            if parts[0] == 'elastman' and len(parts) > 1 and parts[1] in LAYERS:
+                found.add(parts[1])
+    return found
+
+
+def _package(path: pathlib.Path) -> str:
+    rel = path.relative_to(ROOT).parts
+    return rel[0] if len(rel) > 1 else rel[0][:-3]
+
+
+def violations() -> list[str]:
+    out = []
+    for path in sorted(ROOT.rglob('*.py')):
+        pkg = _package(path)
+        if pkg == '__init__':
+            continue
+        assert pkg in LAYERS, 'package %s has no layer in %s' % (pkg, __file__)
+        for target in _imports(path) - {pkg}:
+            if LAYERS[target] >= LAYERS[pkg]:
+                out.append('%s imports elastman.%s (layer %d -> %d)' % (
+                    path.relative_to(ROOT.parent), target, LAYERS[pkg],
+                    LAYERS[target]))
+    return out
+
+
+def test_imports_point_down():
+    assert violations() == []
+
+
+def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
+    bad = ROOT / 'store' / '_layer_probe.py'
+    monkeypatch.setattr(pathlib.Path, 'rglob',
+                        lambda self, pattern: iter([bad]))
+    monkeypatch.setattr(pathlib.Path, 'read_text',
+                        lambda self: 'from elastman.api import app\n')
+    assert violations() == [
+        'elastman/store/_layer_probe.py imports elastman.api (layer 3 -> 5)']
