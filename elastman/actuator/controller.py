@@ -115,7 +115,8 @@ class Controller:
         state = decision_mod.ClusterState(
             nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                          bool(n.get('seed')),
-                                         interference.get(n['node_id'], 0.0))
+                                         interference.get(n['node_id'], 0.0),
+                                         removable=executor_mod.removable(n))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')))

@@ -78,6 +78,9 @@ class NodeInfo:
     flavor: str
     seed: bool = False
     interference: float = 0.0
+    #: False for a node elastman has no server of (found in a registered
+    #: ring): it still serves and counts, but is never chosen for removal
+    removable: bool = True
 
 
 @dataclasses.dataclass
@@ -299,7 +302,8 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
 
     seeds_left = sum(1 for n in nodes if n.seed)
     chosen: list[str] = []
-    for n in sorted((n for n in nodes if n.flavor == flavor), key=key):
+    for n in sorted((n for n in nodes if n.flavor == flavor and n.removable),
+                    key=key):
         if len(chosen) >= count:
             break
         if n.seed:

@@ -14,10 +14,19 @@ Steps, in order (an action skips the ones its plan does not need)::
 Failures leave the cluster consistent: servers of a scale-out that never
 became ACTIVE or whose node never joined are deleted and the action FAILED; a
 decommission that fails leaves the node and its server in place.
+
+The compute driver acts in the cluster's own project when the cluster holds
+a Keystone trust (``spec['trust_id']``): ``driver.scoped(project, trust)``.
+New servers boot with the cluster's image, networks, security groups, zone
+and server group (``spec``, defaults from the driver's configuration) and
+learn their seeds from the executor. Only nodes with a server of the
+cluster's project are ever removed: a node elastman found in a registered
+ring without a server it can map is not elastman's to remove.
 """
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from typing import Callable
@@ -25,9 +34,11 @@ from typing import Callable
 from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
+from elastman.actuator import discovery
 from elastman.actuator import policy as policy_mod
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.common import exception
+from elastman.common import trusts
 from elastman.compute import base as compute
 
 LOG = logging.getLogger(__name__)
@@ -37,6 +48,8 @@ ACTION_TAG = 'elastman_action'
 STEPS = ('requested', 'planned', 'creating', 'joining', 'cleaning',
          'decommissioning', 'deleting', 'done')
 SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
+#: seeds a new node is given (Cassandra's advice: a few per datacentre)
+MAX_SEEDS = 3
 #: Where [actuator]crash_after_step can kill an actuator: right after each
 #: step is journalled, and inside the steps that have side effects.
 CRASH_POINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
@@ -54,6 +67,12 @@ def serving_nodes(nodes: list[dict]) -> list[dict]:
     return [n for n in nodes if n.get('state') in SERVING]
 
 
+def removable(node: dict) -> bool:
+    """Whether elastman may remove ``node``: it has a server elastman can
+    delete (one it created, or one of the cluster's project it mapped)."""
+    return bool(node.get('server_id'))
+
+
 class ActionExecutor:
     """Runs one action of one cluster to a terminal state."""
 
@@ -66,6 +85,24 @@ class ActionExecutor:
         self.driver = driver
         self._nodetool = nodetool_factory or (
             lambda host, port: nodetool_mod.Nodetool(conf, host, port))
+        self._clouds: dict[str, compute.ComputeDriver] = {}
+        self._clouds_lock = threading.Lock()
+
+    def cloud(self, cluster: dict) -> compute.ComputeDriver:
+        """The driver acting on ``cluster``'s servers: in its own project
+        through its trust, when it has one."""
+        spec = cluster.get('spec') or {}
+        return self.driver.scoped(cluster.get('project_id'),
+                                  spec.get('trust_id'))
+
+    def _cloud(self, action: dict) -> compute.ComputeDriver:
+        with self._clouds_lock:
+            found = self._clouds.get(str(action['id']))
+        if found is None:
+            found = self.cloud(self.store.clusters.get(action['cluster_id']))
+            with self._clouds_lock:
+                self._clouds[str(action['id'])] = found
+        return found
 
     # -- journal ---------------------------------------------------------------
     def _advance(self, action: dict, step: str, result: dict,
@@ -101,11 +138,23 @@ class ActionExecutor:
             LOG.exception('action %s failed at step %s', action['id'],
                           action['step'])
             self._fail(action, result, exc)
-        return self.store.actions.get(action['cluster_id'], action['id'])
+        finally:
+            with self._clouds_lock:
+                self._clouds.pop(str(action['id']), None)
+        try:
+            return self.store.actions.get(action['cluster_id'], action['id'])
+        except exception.NotFound:   # a deleted cluster takes its journal
+            return dict(action, result=result)
 
     def _drive(self, action: dict, result: dict) -> None:
+        if action['kind'] == 'register':
+            self._register_cluster(action, result)
+            return
         if action['step'] in ('requested', 'created'):
             result['plan'] = self._plan(action)
+            if result['plan']['add']:
+                self._cloud(action).check_quota(result['plan']['flavor'],
+                                                result['plan']['add'])
             self._advance(action, 'planned', result)
         plan = result['plan']
         if action['step'] == 'planned':
@@ -140,6 +189,13 @@ class ActionExecutor:
             return {'add': int(params['count']), 'flavor': params['flavor'],
                     'remove': [], 'previous': [n['node_id'] for n in nodes]}
         if kind == 'scale_in':
+            by_id = {n['node_id']: n for n in nodes}
+            keep = [n for n in params['nodes']
+                    if n in by_id and not removable(by_id[n])]
+            if keep:
+                raise exception.ElastmanException(
+                    'node(s) %s have no server elastman manages; elastman '
+                    'does not remove them' % ', '.join(keep))
             return {'add': 0, 'flavor': None, 'remove': list(params['nodes']),
                     'previous': [n['node_id'] for n in nodes]}
         if kind == 'delete':
@@ -157,7 +213,8 @@ class ActionExecutor:
                 return {'add': delta, 'flavor': flavor, 'remove': [],
                         'previous': [n['node_id'] for n in nodes]}
             infos = [decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
-                                           bool(n.get('seed')))
+                                           bool(n.get('seed')),
+                                           removable=removable(n))
                      for n in nodes]
             policy = policy_mod.ScalingPolicy.for_cluster(cluster)
             remove: list[str] = []
@@ -167,16 +224,43 @@ class ActionExecutor:
                     {}, flavor_name, -delta - len(remove))
             if len(remove) < -delta:
                 raise exception.ElastmanException(
-                    'cannot remove %d nodes without removing the last seed'
-                    % -delta)
+                    'cannot remove %d nodes: %d of the %d serving nodes '
+                    'have a server elastman manages, and the last seed '
+                    'stays' % (-delta, sum(i.removable for i in infos),
+                               len(nodes)))
             return {'add': 0, 'flavor': None, 'remove': remove,
                     'previous': [n['node_id'] for n in nodes]}
         raise exception.ElastmanException('unknown action kind %r' % kind)
 
+    # -- registration ----------------------------------------------------------------
+    def _register_cluster(self, action: dict, result: dict) -> None:
+        """Discover a registered cluster's ring and map it to servers."""
+        cluster = self.store.clusters.get(action['cluster_id'])
+        found = discovery.discover(self.store, cluster, self._cloud(action),
+                                   self._nodetool)
+        result.update(found)
+        self._advance(action, 'done', result, state='SUCCEEDED')
+        self._set_cluster_state(
+            action['cluster_id'], 'ACTIVE',
+            'ring of %d discovered: %d node(s) with a server of the project '
+            '(managed), %d without (never removed)' % (
+                len(found['ring']), len(found['mapped']),
+                len(found['unmapped'])))
+
     # -- scale out -----------------------------------------------------------------
     def _tagged(self, action: dict) -> list[compute.Server]:
-        return [s for s in self.driver.list(str(action['cluster_id']))
+        return [s for s in self._cloud(action).list(str(action['cluster_id']))
                 if s.metadata.get(ACTION_TAG) == str(action['id'])]
+
+    def _seeds(self, action: dict) -> list[str]:
+        """Addresses a new node joins through: the cluster's serving seed
+        nodes (else any serving nodes), at most MAX_SEEDS; none for the
+        first node of a new cluster, which seeds itself."""
+        nodes = [n for n in serving_nodes(self.store.nodes.list(
+            action['cluster_id'])) if n.get('address')
+            and n.get('state') != 'JOINING']
+        seeds = [n for n in nodes if n.get('seed')] or nodes
+        return sorted(n['address'] for n in seeds)[:MAX_SEEDS]
 
     def _create(self, action: dict, result: dict) -> None:
         """Add the planned servers one at a time: Cassandra bootstraps one
@@ -189,12 +273,17 @@ class ActionExecutor:
         for server in servers:
             self._register(action, plan, server)
             self._wait_joined(action, [server.id])
+        spec = cluster.get('spec') or {}
+        request = compute.ServerRequest.from_spec(spec)
         while len(servers) < plan['add']:
             name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
             metadata = {compute.CLUSTER_TAG: str(cluster['id']),
                         ACTION_TAG: str(action['id']),
-                        'cluster_name': 'elastman-%s' % cluster['id']}
-            server = self.driver.create(name, plan['flavor'], metadata)
+                        'cluster_name': spec.get('cluster_name') or
+                        'elastman-%s' % cluster['id']}
+            server = self._cloud(action).create(
+                name, plan['flavor'], metadata, seeds=self._seeds(action),
+                request=request)
             self._crash_point('creating:server')
             servers.append(server)
             result['servers'].append(server.id)
@@ -208,7 +297,7 @@ class ActionExecutor:
                   server: compute.Server) -> None:
         """Wait for the server to be ACTIVE and record its node as JOINING
         (a node already recorded keeps its state)."""
-        server = self.driver.wait_for_state(
+        server = self._cloud(action).wait_for_state(
             server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
         try:
             if self.store.nodes.get(action['cluster_id'],
@@ -232,7 +321,7 @@ class ActionExecutor:
                 if node['state'] == 'UN':
                     waiting.remove(server_id)
                     continue
-                server = self.driver.get(server_id)
+                server = self._cloud(action).get(server_id)
                 if server.status != compute.ACTIVE:
                     raise exception.ElastmanException(
                         'server %s went %s while joining: %s'
@@ -342,32 +431,60 @@ class ActionExecutor:
             except exception.NotFound:
                 continue
             if node.get('server_id'):
-                self.driver.delete(node['server_id'])
-                self.driver.wait_for_state(node['server_id'],
-                                           compute.DELETED,
-                                           timeout=self.opts.delete_timeout)
+                cloud = self._cloud(action)
+                cloud.delete(node['server_id'])
+                cloud.wait_for_state(node['server_id'], compute.DELETED,
+                                     timeout=self.opts.delete_timeout)
                 self._crash_point('deleting:server')
             self.store.nodes.delete(action['cluster_id'], node_id)
 
     # -- endings -----------------------------------------------------------------------
     def _finish(self, action: dict, result: dict) -> None:
-        self._advance(action, 'done', result, state='SUCCEEDED')
         if result['plan'].get('delete_cluster'):
-            for server in self.driver.list(str(action['cluster_id'])):
-                self.driver.delete(server.id)
-            self.store.clusters.delete(action['cluster_id'])
+            self._delete_cluster(action, result)
             return
+        self._advance(action, 'done', result, state='SUCCEEDED')
         self._set_cluster_state(action['cluster_id'], 'ACTIVE',
                                 '%s done' % action['kind'])
+
+    def _delete_cluster(self, action: dict, result: dict) -> None:
+        """Every server of the cluster (orphans of crashed actions too), its
+        server group and its trust go, then the cluster's rows."""
+        cluster_id = str(action['cluster_id'])
+        cloud = self._cloud(action)
+        for server in cloud.list(cluster_id):
+            cloud.delete(server.id)
+        for server in cloud.list(cluster_id):
+            cloud.wait_for_state(server.id, compute.DELETED,
+                                 timeout=self.opts.delete_timeout)
+        cloud.release(cluster_id)
+        self._advance(action, 'done', result, state='SUCCEEDED')
+        trust_id = (self.store.clusters.get(action['cluster_id']).get(
+            'spec') or {}).get('trust_id')
+        self.store.clusters.delete(action['cluster_id'])
+        if trust_id:
+            try:
+                trusts.delete_trust(self.conf, trust_id)
+            except trusts.TrustError as exc:
+                LOG.warning('cluster %s deleted, its trust not: %s',
+                            cluster_id, exc)
 
     def _fail(self, action: dict, result: dict, exc: Exception) -> None:
         reason = '%s failed at step %s: %s' % (action['kind'], action['step'],
                                                exc)
         if action['step'] in ('creating', 'joining'):
-            for server in self._tagged(action):
+            try:
+                tagged = self._tagged(action)
+            except Exception as list_exc:
+                LOG.exception('cannot list the servers of action %s',
+                              action['id'])
+                tagged = []
+                reason += (' (its servers could not be listed to roll back: '
+                           '%s)' % list_exc)
+            for server in tagged:
                 LOG.info('rolling back: deleting server %s', server.id)
                 try:
-                    self.driver.delete(server.id)
+                    self._cloud(action).delete(server.id)
                     self.store.nodes.delete(action['cluster_id'], server.id)
                 except Exception:
                     LOG.exception('could not delete server %s; it stays '
@@ -381,7 +498,13 @@ class ActionExecutor:
         except Exception:
             LOG.exception('could not journal the failure of action %s',
                           action['id'])
-        self._set_cluster_state(action['cluster_id'], 'ACTIVE', reason)
+        try:
+            left = serving_nodes(self.store.nodes.list(action['cluster_id']))
+        except Exception:
+            left = [None]
+        # a cluster left without a node (its creation failed) is in ERROR
+        self._set_cluster_state(action['cluster_id'],
+                                'ACTIVE' if left else 'ERROR', reason)
 
     def _set_cluster_state(self, cluster_id, state: str, reason: str) -> None:
         try:

@@ -90,6 +90,17 @@ CLUSTER_CREATE = {
         'image': REF,
         'size': {'type': 'integer', 'minimum': 1, 'maximum': 1000},
         'policy': POLICY,
+        # where new servers boot (defaults: the [nova] options)
+        'networks': {'type': 'array', 'minItems': 1, 'maxItems': 8,
+                     'uniqueItems': True, 'items': REF},
+        'security_groups': {'type': 'array', 'maxItems': 16,
+                            'uniqueItems': True, 'items': REF},
+        'availability_zone': REF,
+        'server_group': REF,
+        'server_group_policy': {'enum': ['anti-affinity',
+                                         'soft-anti-affinity', 'affinity',
+                                         'soft-affinity']},
+        'key_name': REF,
     },
     'oneOf': [
         {'required': ['seeds'],
@@ -98,7 +109,12 @@ CLUSTER_CREATE = {
         {'required': ['flavor', 'image', 'size'],
          'not': {'required': ['seeds']}},
     ],
+    'not': {'required': ['server_group', 'server_group_policy']},
 }
+
+#: request fields a cluster's spec keeps for the servers it gets
+SERVER_FIELDS = ('image', 'networks', 'security_groups', 'availability_zone',
+                 'server_group', 'server_group_policy', 'key_name')
 
 CLUSTER_UPDATE = {
     'type': 'object',

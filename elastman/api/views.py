@@ -7,6 +7,10 @@ import uuid
 from elastman.capacity import serialization
 
 
+#: spec keys the API never returns
+HIDDEN_SPEC = frozenset({'trust_id'})
+
+
 def ts(value: datetime.datetime | None) -> str | None:
     if value is None:
         return None
@@ -45,7 +49,8 @@ def cluster(row: dict, nodes: list[dict], detail: bool = False) -> dict:
            'created_at': ts(row.get('created_at')),
            'updated_at': ts(row.get('updated_at'))}
     if detail:
-        doc['spec'] = spec
+        # what elastman acts with is not the caller's to see
+        doc['spec'] = {k: v for k, v in spec.items() if k not in HIDDEN_SPEC}
         doc['policy'] = row.get('policy') or None
         doc['nodes'] = [node(n) for n in nodes]
     return doc

@@ -42,6 +42,10 @@ class NodeSpec:
     cql_port: int = 9042
     storage_port: int = 7000
     jmx_port: int = 7199
+    #: None: Cassandra's local-only JMX on 127.0.0.1:jmx_port. An address:
+    #: the JVM's own JMX agent on address:jmx_port, reachable there (as on a
+    #: VM, where nodetool runs from elsewhere), without authentication.
+    jmx_address: str | None = None
     seeds: tuple[str, ...] = ()
     cluster_name: str = 'elastman'
     heap: str = '512M'
@@ -139,7 +143,7 @@ class LocalNode:
             '-Dcassandra.logdir=' + self.log_dir,
             '-Dcassandra.storagedir=' + os.path.join(self.spec.base_dir,
                                                      'data'),
-            '-Dcassandra.jmx.local.port=%d' % self.spec.jmx_port,
+            *self._jmx_options(),
             '-Dcassandra-foreground=yes',
             '-Dcassandra.skip_wait_for_gossip_to_settle=0',
             '-Dcassandra.superuser_setup_delay_ms=0',
@@ -147,6 +151,17 @@ class LocalNode:
             '-cp', runtime.classpath(self.conf),
             'org.apache.cassandra.service.CassandraDaemon',
         ]
+
+    def _jmx_options(self) -> list[str]:
+        if not self.spec.jmx_address:
+            return ['-Dcassandra.jmx.local.port=%d' % self.spec.jmx_port]
+        prefix = '-Dcom.sun.management.jmxremote.'
+        return [prefix + 'port=%d' % self.spec.jmx_port,
+                prefix + 'rmi.port=%d' % self.spec.jmx_port,
+                prefix + 'host=' + self.spec.jmx_address,
+                prefix + 'authenticate=false', prefix + 'ssl=false',
+                prefix + 'local.only=false',
+                '-Djava.rmi.server.hostname=' + self.spec.jmx_address]
 
     # lifecycle --------------------------------------------------------------
     def pid(self) -> int | None:

@@ -190,6 +190,15 @@ class Nodetool:
     def info(self) -> dict[str, str]:
         return parse_info(self.run('info'))
 
+    def describe_cluster(self) -> dict[str, str]:
+        """Name, Snitch and Partitioner of ``nodetool describecluster``."""
+        out = {}
+        for line in self.run('describecluster').splitlines():
+            key, sep, value = line.strip().partition(':')
+            if sep and key in ('Name', 'Snitch', 'Partitioner'):
+                out[key.lower()] = value.strip()
+        return out
+
     def netstats(self) -> dict:
         return parse_netstats(self.run('netstats'))
 

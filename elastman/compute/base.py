@@ -40,9 +40,39 @@ class FlavorNotFound(exception.NotFound):
     msg_fmt = 'Flavour %(id)s not found.'
 
 
+class QuotaExceeded(ComputeError):
+    msg_fmt = ('Quota of project %(project)s exceeded: %(reason)s')
+
+
 class WaitTimeout(ComputeError):
     msg_fmt = ('Server %(id)s did not reach %(status)s within %(timeout)ss '
                '(last status %(last)s).')
+
+
+@dataclasses.dataclass
+class ServerRequest:
+    """Where and how a cluster's new servers boot. A field left None takes
+    the driver's configured default; drivers without the notion (the local
+    one has no images or networks) ignore it."""
+
+    image: str | None = None
+    networks: list[str] | None = None
+    security_groups: list[str] | None = None
+    availability_zone: str | None = None
+    #: an existing server group every server boots into
+    server_group: str | None = None
+    #: else a group of the cluster's own with this policy
+    server_group_policy: str | None = None
+    key_name: str | None = None
+
+    FIELDS = ('image', 'networks', 'security_groups', 'availability_zone',
+              'server_group', 'server_group_policy', 'key_name')
+
+    @classmethod
+    def from_spec(cls, spec: dict | None) -> 'ServerRequest':
+        """The request a cluster's spec records (unknown keys ignored)."""
+        spec = spec or {}
+        return cls(**{f: spec.get(f) for f in cls.FIELDS})
 
 
 @dataclasses.dataclass
@@ -63,6 +93,12 @@ class Server:
     #: compute host it runs on (Nova: ``OS-EXT-SRV-ATTR:host``, shown to
     #: admins only), which names the host agent that reports on it
     host: str | None = None
+    #: project owning it (None where the driver has no projects)
+    project_id: str | None = None
+    image: str | None = None
+    #: address -> network name
+    networks: dict[str, str] = dataclasses.field(default_factory=dict)
+    security_groups: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def cluster_id(self) -> str | None:
@@ -86,9 +122,35 @@ class ComputeDriver(abc.ABC):
 
     @abc.abstractmethod
     def create(self, name: str, flavor: str,
-               metadata: dict[str, str] | None = None) -> Server:
+               metadata: dict[str, str] | None = None, *,
+               seeds: Iterable[str] | None = None,
+               request: ServerRequest | None = None) -> Server:
         """Create a server; returns once the driver has it running (or
-        building, for asynchronous clouds). FlavorNotFound, ComputeError."""
+        building, for asynchronous clouds). ``seeds``: addresses of the
+        cluster's seed nodes the new node joins through (none: it seeds
+        itself). FlavorNotFound, ComputeError."""
+
+    def scoped(self, project_id: str | None,
+               trust_id: str | None) -> 'ComputeDriver':
+        """The driver to act on one cluster's servers with: by default this
+        one; the nova driver returns one acting in ``project_id`` through
+        the Keystone trust ``trust_id``, which sees and touches that
+        project's servers only."""
+        return self
+
+    def find_servers(self, addresses: Iterable[str]) -> dict[str, Server]:
+        """Address -> server, for those of ``addresses`` a server of this
+        driver (whether elastman made it or not) has."""
+        wanted = set(addresses)
+        return {s.address: s for s in self.list() if s.address in wanted}
+
+    def check_quota(self, flavor: str, count: int) -> None:
+        """QuotaExceeded when ``count`` more servers of ``flavor`` do not fit
+        in the quota (drivers without quotas accept everything)."""
+
+    def release(self, cluster_id: str) -> None:
+        """Free what the driver made for a cluster besides its servers (the
+        nova driver: its server group), once they are all deleted."""
 
     @abc.abstractmethod
     def get(self, server_id: str) -> Server:

@@ -150,16 +150,22 @@ class LocalDriver(base.ComputeDriver):
         return sorted(servers, key=lambda s: (s.created_at or 0, s.id))
 
     def create(self, name: str, flavor: str,
-               metadata: dict[str, str] | None = None) -> base.Server:
+               metadata: dict[str, str] | None = None, *,
+               seeds=None, request: base.ServerRequest | None = None
+               ) -> base.Server:
         """Start a node of ``flavor``; returns once its JVM runs.
 
         ``metadata`` may carry the cluster tag (``elastman_cluster``),
         ``seeds`` (comma-separated addresses; default: the cluster's oldest
         running servers, or the node itself for the first one) and
-        ``cluster_name``.
+        ``cluster_name``; the ``seeds`` argument wins when not empty. A
+        local server has no image, network or server group: ``request`` is
+        not used.
         """
         spec_flavor = self.flavor(flavor)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
+        if seeds:
+            metadata['seeds'] = ','.join(seeds)
         server_id = str(uuid.uuid4())
         with self._locked():
             records = self._records()

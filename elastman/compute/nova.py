@@ -5,6 +5,11 @@ microversion 2.52 or later, as the server tags ``elastman`` and
 ``elastman_cluster=<id>`` as well, so that a cluster's servers (orphans
 included) are found by a server-side tag filter. Options are in ``[nova]``
 (``elastman.conf.nova``).
+
+A driver made by ``scoped(project, trust)`` acts in a cluster's own project
+through its Keystone trust (``elastman.common.trusts``): it sees, creates and
+deletes that project's servers only, and refuses a server of another project
+even when the trustor could reach it.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import tenacity
 
+from elastman.common import trusts
 from elastman.compute import base
 
 LOG = logging.getLogger(__name__)
@@ -67,8 +73,22 @@ class NoValidHost(base.ComputeError):
                'none matching). Nova says: %(reason)s')
 
 
-class QuotaExceeded(base.ComputeError):
+class QuotaExceeded(base.QuotaExceeded):
     msg_fmt = 'Compute quota exceeded creating server %(name)s: %(reason)s'
+
+
+class ImageNotFound(base.ComputeError):
+    msg_fmt = 'Image %(image)s not found (or not visible to project %(project)s).'
+
+
+class NetworkNotFound(base.ComputeError):
+    msg_fmt = ('Network %(network)s not found (or not visible to project '
+               '%(project)s).')
+
+
+class ForeignServer(base.ComputeError):
+    msg_fmt = ('Server %(id)s belongs to project %(owner)s, not %(project)s: '
+               'elastman does not touch it.')
 
 
 def map_status(nova_status: str | None) -> str:
@@ -126,15 +146,38 @@ class NovaDriver(base.ComputeDriver):
 
     name = 'nova'
 
-    def __init__(self, conf, connection: Any = None) -> None:
+    def __init__(self, conf, connection: Any = None,
+                 project_id: str | None = None,
+                 trust_id: str | None = None) -> None:
         super().__init__(conf)
         self.opts = conf[GROUP]
         self._conn = connection
-        self._image_id: str | None = None
-        self._network_refs: Any = None
+        self._project_id = project_id
+        self._trust_id = trust_id
+        self._session = None
+        self._images: dict[str, str] = {}
+        self._network_refs: dict[tuple, Any] = {}
         self._flavor_names: dict[str, str] = {}
+        self._scoped: dict[str, NovaDriver] = {}
         self._tags = (_microversion(self.opts.api_microversion)
                       >= TAGS_MICROVERSION)
+
+    @property
+    def project_id(self) -> str | None:
+        """The project a trust-scoped driver acts in (None: the [nova]
+        credentials' own)."""
+        return self._project_id
+
+    def scoped(self, project_id: str | None,
+               trust_id: str | None) -> 'NovaDriver':
+        if not trust_id:
+            return self
+        driver = self._scoped.get(trust_id)
+        if driver is None:
+            driver = NovaDriver(self.conf, project_id=project_id,
+                                trust_id=trust_id)
+            self._scoped[trust_id] = driver
+        return driver
 
     # client -----------------------------------------------------------------
     @property
@@ -153,6 +196,11 @@ class NovaDriver(base.ComputeDriver):
             extra['region_name'] = self.opts.region_name
         if self.opts.endpoint_override:
             extra['compute_endpoint_override'] = self.opts.endpoint_override
+        if self._trust_id:
+            self._session = trusts.trust_session(self.conf, self._trust_id,
+                                                 self._project_id)
+            return openstack.connection.Connection(
+                session=self._session, app_name='elastman', **extra)
         if self.opts.cloud:
             LOG.debug('Connecting to cloud %s of clouds.yaml', self.opts.cloud)
             return openstack.connect(cloud=self.opts.cloud, **extra)
@@ -163,15 +211,34 @@ class NovaDriver(base.ComputeDriver):
             session=session, app_name='elastman', **extra)
 
     def close(self) -> None:
+        for driver in self._scoped.values():
+            driver.close()
+        self._scoped.clear()
         if self._conn is not None:
             try:
                 self._conn.close()
             finally:
                 self._conn = None
+                self._session = None
+
+    def _check_trust(self) -> None:
+        """Re-authenticate a trust-scoped session when its token ran out;
+        TrustError when Keystone no longer accepts the trust."""
+        if self._session is None:
+            return
+        try:
+            self._session.get_token()
+        except (ks_exc.Unauthorized, ks_exc.Forbidden, ks_exc.NotFound,
+                ks_exc.AuthorizationFailure) as exc:
+            raise trusts.TrustError(reason=(
+                'Keystone refuses trust %s of project %s (it expired, was '
+                'deleted, or its trustor lost a delegated role): %s'
+                % (self._trust_id, self._project_id, exc))) from exc
 
     def _call(self, fn: Callable[..., T], *args: Any,
               idempotent: bool = True, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``, retried on transient errors."""
+        self._check_trust()
         retrying = tenacity.Retrying(
             retry=tenacity.retry_if_exception(
                 functools.partial(is_transient, idempotent=idempotent)),
@@ -191,7 +258,7 @@ class NovaDriver(base.ComputeDriver):
         """Turn SDK and keystoneauth errors into ComputeError."""
         try:
             yield
-        except base.ComputeError:
+        except (base.ComputeError, trusts.TrustError):
             raise
         except (os_exc.SDKException, ks_exc.ClientException) as exc:
             raise base.ComputeError(driver=self.name,
@@ -217,46 +284,83 @@ class NovaDriver(base.ComputeDriver):
         self._flavor_names[flavor.id] = flavor.name
         return flavor
 
-    def _image(self) -> str:
-        if self._image_id is None:
-            image = self.opts.image
-            if not image:
-                raise base.ComputeError(driver=self.name,
-                                        reason='[nova] image is not set')
-            if not uuidutils.is_uuid_like(image):
-                with self._errors('finding image %s' % image):
-                    found = self._call(self.conn.image.find_image, image,
-                                       ignore_missing=False)
-                image = found.id
-            self._image_id = image
-        return self._image_id
-
-    def _networks(self) -> Any:
-        if self._network_refs is None:
-            nets = [n for n in self.opts.networks if n]
-            if not nets or nets == ['auto']:
-                self._network_refs = 'auto'
-            elif nets == ['none']:
-                self._network_refs = 'none'
+    def _image(self, ref: str | None = None) -> str:
+        image = ref or self.opts.image
+        if not image:
+            raise base.ComputeError(driver=self.name, reason=(
+                'no image: the cluster names none and [nova] image is not '
+                'set'))
+        if image not in self._images:
+            if uuidutils.is_uuid_like(image):
+                finder = functools.partial(self.conn.image.get_image, image)
             else:
-                refs = []
-                for net in nets:
-                    if not uuidutils.is_uuid_like(net):
-                        with self._errors('finding network %s' % net):
-                            net = self._call(self.conn.network.find_network,
-                                             net, ignore_missing=False).id
-                    refs.append({'uuid': net})
-                self._network_refs = refs
-        return self._network_refs
+                finder = functools.partial(self.conn.image.find_image, image,
+                                           ignore_missing=False)
+            try:
+                with self._errors('finding image %s' % image):
+                    found = self._call(finder)
+            except base.ComputeError as exc:
+                if isinstance(exc.__cause__, os_exc.NotFoundException):
+                    raise ImageNotFound(image=image,
+                                        project=self._project_label()
+                                        ) from exc.__cause__
+                raise
+            self._images[image] = found.id
+        return self._images[image]
 
-    def _server_group(self, cluster_id: str | None) -> str | None:
-        """The server group ID new servers of ``cluster_id`` boot into."""
-        if self.opts.server_group:
-            wanted, policy = self.opts.server_group, None
-        elif self.opts.server_group_policy and cluster_id:
-            wanted = 'elastman-%s' % cluster_id
+    def _project_label(self) -> str:
+        return self._project_id or 'of the [nova] credentials'
+
+    def _networks(self, refs: list[str] | None = None) -> Any:
+        nets = tuple(n for n in (refs if refs else self.opts.networks) if n)
+        if nets not in self._network_refs:
+            if not nets or nets == ('auto',):
+                result: Any = 'auto'
+            elif nets == ('none',):
+                result = 'none'
+            else:
+                result = []
+                for net in nets:
+                    finder = (self.conn.network.get_network
+                              if uuidutils.is_uuid_like(net) else
+                              functools.partial(self.conn.network.find_network,
+                                                ignore_missing=False))
+                    try:
+                        with self._errors('finding network %s' % net):
+                            found = self._call(finder, net)
+                    except base.ComputeError as exc:
+                        if isinstance(exc.__cause__,
+                                      os_exc.NotFoundException):
+                            raise NetworkNotFound(
+                                network=net, project=self._project_label()
+                            ) from exc.__cause__
+                        raise
+                    result.append({'uuid': found.id})
+            self._network_refs[nets] = result
+        return self._network_refs[nets]
+
+    def _group_wanted(self, cluster_id: str | None,
+                      request: base.ServerRequest) -> tuple[str | None,
+                                                            str | None]:
+        """(group name or ID, policy to create it with) for a cluster."""
+        if request.server_group:
+            return request.server_group, None
+        policy = request.server_group_policy
+        if policy is None and not request.server_group_policy:
+            if self.opts.server_group:
+                return self.opts.server_group, None
             policy = self.opts.server_group_policy
-        else:
+        if policy and cluster_id:
+            return 'elastman-%s' % cluster_id, policy
+        return None, None
+
+    def _server_group(self, cluster_id: str | None,
+                      request: base.ServerRequest | None = None
+                      ) -> str | None:
+        """The server group ID new servers of ``cluster_id`` boot into."""
+        wanted, policy = self._group_wanted(cluster_id,
+                                            request or base.ServerRequest())
+        if wanted is None:
             return None
         with self._errors('finding server group %s' % wanted):
             group = self._call(self.conn.compute.find_server_group, wanted,
@@ -270,6 +374,43 @@ class NovaDriver(base.ComputeDriver):
                                     '%s not found' % wanted)
         return group.id
 
+    def release(self, cluster_id: str) -> None:
+        """Delete the server group the driver made for the cluster."""
+        name = 'elastman-%s' % cluster_id
+        with self._errors('deleting server group %s' % name):
+            group = self._call(self.conn.compute.find_server_group, name,
+                               ignore_missing=True)
+            if group is not None:
+                LOG.info('Deleting server group %s', name)
+                self._call(self.conn.compute.delete_server_group, group.id,
+                           ignore_missing=True)
+
+    def check_quota(self, flavor: str, count: int) -> None:
+        """QuotaExceeded naming the resource when ``count`` servers of
+        ``flavor`` exceed what the project has left."""
+        if count <= 0:
+            return
+        flavor_obj = self._flavor(flavor)
+        with self._errors('reading the compute limits'):
+            limits = self._call(self.conn.compute.get_limits).absolute
+        short = []
+        for what, limit, used, need in (
+                ('instances', limits.instances, limits.instances_used, 1),
+                ('cores', limits.total_cores, limits.total_cores_used,
+                 flavor_obj.vcpus),
+                ('RAM (MB)', limits.total_ram, limits.total_ram_used,
+                 flavor_obj.ram)):
+            if limit is None or limit < 0:
+                continue
+            if (used or 0) + need * count > limit:
+                short.append('%s: %d used of %d, %d more needed' % (
+                    what, used or 0, limit, need * count))
+        if short:
+            raise base.QuotaExceeded(
+                project=self._project_id or '(the [nova] credentials\' '
+                'project)', reason='%d server(s) of flavour %s do not fit '
+                '(%s)' % (count, flavor, '; '.join(short)))
+
     def _user_data(self, name: str, flavor: str, cluster_id: str | None,
                    user_data: str | None, seeds: Iterable[str] | None,
                    metadata: dict[str, str]) -> str | None:
@@ -281,6 +422,8 @@ class NovaDriver(base.ComputeDriver):
                     self.opts.user_data_seeds_key, '').split(',') if s]
             user_data = render_user_data(
                 template, name=name, flavor=flavor, cluster=cluster_id or '',
+                cluster_name=metadata.get('cluster_name') or (
+                    'elastman-%s' % cluster_id if cluster_id else name),
                 seeds=','.join(seeds))
         if user_data is None:
             return None
@@ -289,36 +432,43 @@ class NovaDriver(base.ComputeDriver):
     # servers ----------------------------------------------------------------
     def create(self, name: str, flavor: str,
                metadata: dict[str, str] | None = None, *,
-               user_data: str | None = None,
-               seeds: Iterable[str] | None = None) -> base.Server:
+               seeds: Iterable[str] | None = None,
+               request: base.ServerRequest | None = None,
+               user_data: str | None = None) -> base.Server:
         """Boot a server; returns at once (status BUILD).
 
-        ``user_data`` (cloud-init, plain text) wins over ``[nova]
-        user_data_file``; ``seeds`` fill that template's ``${seeds}``.
-        NoValidHost shows later, when the server goes to ERROR.
+        ``request`` gives the image, networks, security groups, zone, server
+        group and key (each defaulting to ``[nova]``). ``user_data``
+        (cloud-init, plain text) wins over ``[nova] user_data_file``;
+        ``seeds`` fill that template's ``${seeds}``. NoValidHost shows
+        later, when the server goes to ERROR.
         """
         meta = dict(metadata or {})
+        req = request or base.ServerRequest()
         cluster_id = meta.get(base.CLUSTER_TAG)
         flavor_obj = self._flavor(flavor)
         attrs: dict[str, Any] = {
             'name': name,
             'flavorRef': flavor_obj.id,
-            'imageRef': self._image(),
-            'networks': self._networks(),
+            'imageRef': self._image(req.image),
+            'networks': self._networks(req.networks),
             'metadata': {k: v for k, v in meta.items()
                          if k != self.opts.user_data_seeds_key},
         }
         if self._tags:
             attrs['tags'] = [DRIVER_TAG] + ([cluster_tag(cluster_id)]
                                             if cluster_id else [])
-        if self.opts.key_name:
-            attrs['key_name'] = self.opts.key_name
-        if self.opts.security_groups:
-            attrs['security_groups'] = [{'name': sg} for sg in
-                                        self.opts.security_groups]
-        if self.opts.availability_zone:
-            attrs['availability_zone'] = self.opts.availability_zone
-        group = self._server_group(cluster_id)
+        key_name = req.key_name or self.opts.key_name
+        if key_name:
+            attrs['key_name'] = key_name
+        groups = (req.security_groups if req.security_groups is not None
+                  else self.opts.security_groups)
+        if groups:
+            attrs['security_groups'] = [{'name': sg} for sg in groups]
+        zone = req.availability_zone or self.opts.availability_zone
+        if zone:
+            attrs['availability_zone'] = zone
+        group = self._server_group(cluster_id, req)
         if group:
             attrs['scheduler_hints'] = {'group': group}
         encoded = self._user_data(name, flavor, cluster_id, user_data, seeds,
@@ -356,7 +506,15 @@ class NovaDriver(base.ComputeDriver):
             raise
         if (server.status or '').upper() == 'DELETED':
             raise base.ServerNotFound(id=server_id)
+        if not self._ours(server):
+            raise base.ServerNotFound(id=server_id)
         return self._to_server(server)
+
+    def _ours(self, server: Any) -> bool:
+        """A trust-scoped driver owns its project's servers only."""
+        return (self._project_id is None
+                or getattr(server, 'project_id', None) in (None,
+                                                           self._project_id))
 
     def list(self, cluster_id: str | None = None) -> list[base.Server]:
         query: dict[str, Any] = {'details': True}
@@ -368,6 +526,8 @@ class NovaDriver(base.ComputeDriver):
                 lambda: list(self.conn.compute.servers(**query)))
         servers = []
         for s in found:
+            if not self._ours(s):
+                continue
             meta = s.metadata or {}
             if base.CLUSTER_TAG not in meta:
                 continue
@@ -376,7 +536,36 @@ class NovaDriver(base.ComputeDriver):
             servers.append(self._to_server(s))
         return servers
 
+    def find_servers(self, addresses: Iterable[str]) -> dict[str,
+                                                            base.Server]:
+        """Every server of the project (made by elastman or not) with one of
+        ``addresses``, by that address."""
+        wanted = set(addresses)
+        with self._errors('listing servers'):
+            found = self._call(
+                lambda: list(self.conn.compute.servers(details=True)))
+        out = {}
+        for s in found:
+            if not self._ours(s) or map_status(s.status) == base.DELETED:
+                continue
+            for _net, address in _addresses(s):
+                if address in wanted:
+                    out[address] = self._to_server(s)
+        return out
+
     def delete(self, server_id: str) -> None:
+        if self._project_id is not None:
+            try:
+                with self._errors('getting server %s' % server_id):
+                    server = self._call(self.conn.compute.get_server,
+                                        server_id)
+            except base.ComputeError as exc:
+                if isinstance(exc.__cause__, os_exc.NotFoundException):
+                    return
+                raise
+            if not self._ours(server):
+                raise ForeignServer(id=server_id, owner=server.project_id,
+                                    project=self._project_id)
         LOG.info('Deleting server %s', server_id)
         try:
             with self._errors('deleting server %s' % server_id):
@@ -426,7 +615,13 @@ class NovaDriver(base.ComputeDriver):
             jmx_host=address,
             jmx_port=self.opts.jmx_port if address else None,
             created_at=created, fault=describe_fault(server),
-            host=getattr(server, 'compute_host', None) or None)
+            host=getattr(server, 'compute_host', None) or None,
+            project_id=getattr(server, 'project_id', None) or None,
+            image=_image_id(server),
+            networks={a: net for net, a in _addresses(server)},
+            security_groups=sorted({g.get('name') for g in (
+                getattr(server, 'security_groups', None) or [])
+                if isinstance(g, dict) and g.get('name')}))
 
     def _flavor_name(self, flavor: Any) -> str:
         """Name of a server's flavour (embedded from 2.47, else looked up)."""
@@ -444,6 +639,20 @@ class NovaDriver(base.ComputeDriver):
             except base.ComputeError:
                 LOG.debug('Cannot list flavours to name %s', flavor_id)
         return self._flavor_names.get(flavor_id, flavor_id)
+
+
+def _image_id(server: Any) -> str | None:
+    image = getattr(server, 'image', None)
+    if isinstance(image, dict):
+        return image.get('id') or None
+    return getattr(image, 'id', None) or None
+
+
+def _addresses(server: Any) -> list[tuple[str, str]]:
+    """(network name, address) of every address of the server."""
+    return [(net, a['addr']) for net, addrs in (server.addresses or {}
+                                                ).items()
+            for a in addrs or [] if a.get('addr')]
 
 
 def _address(server: Any) -> str | None:

@@ -41,35 +41,43 @@ nova_opts = [
                     'servers on the server side); 2.37 or later for '
                     '"networks = none/auto".'),
     cfg.StrOpt('image', default='',
-               help='Image (ID or name) every server boots from. Required.'),
+               help='Image (ID or name) servers boot from when the cluster '
+                    'names none (a cluster created through the API always '
+                    'names one).'),
     cfg.ListOpt('networks', default=['auto'],
-                help='Networks of every server: network IDs (or names), '
-                     'or the single value "auto" (Nova allocates one) or '
-                     '"none" (no network; testing only).'),
+                help='Networks of servers whose cluster names none: network '
+                     'IDs (or names), or the single value "auto" (Nova '
+                     'allocates one) or "none" (no network; testing only).'),
     cfg.StrOpt('key_name', default='',
-               help='Key pair injected into every server; empty for none.'),
+               help='Key pair injected into servers whose cluster names '
+                    'none; empty for none.'),
     cfg.ListOpt('security_groups', default=[],
-                help='Security groups (names or IDs) of every server; '
-                     'empty leaves Nova\'s default.'),
+                help='Security groups (names or IDs) of servers whose '
+                     'cluster names none; empty leaves Nova\'s default.'),
     cfg.StrOpt('availability_zone', default='',
-               help='Availability zone to boot in; empty lets the '
-                    'scheduler choose.'),
+               help='Availability zone to boot in when the cluster names '
+                    'none; empty lets the scheduler choose.'),
     cfg.StrOpt('server_group', default='',
-               help='An existing server group (ID or name) every server '
-                    'boots into. Overrides server_group_policy.'),
+               help='An existing server group (ID or name) the servers of '
+                    'clusters that name no server group (or policy) boot '
+                    'into. Overrides server_group_policy.'),
     cfg.StrOpt('server_group_policy', default='',
                choices=['', 'anti-affinity', 'soft-anti-affinity',
                         'affinity', 'soft-affinity'],
-               help='When set (and server_group is not), each cluster gets '
-                    'a server group "elastman-<cluster>" with this policy, '
-                    'created on first use; "anti-affinity" keeps replicas on '
-                    'different hosts. Empty: no server group.'),
+               help='When set (and server_group is not), each cluster that '
+                    'names no server group (or policy) of its own gets a '
+                    'server group "elastman-<cluster>" with this policy, '
+                    'created on first use and deleted with the cluster; '
+                    '"anti-affinity" keeps replicas on different hosts. '
+                    'Empty: no server group.'),
     cfg.StrOpt('user_data_file', default='',
                help='cloud-init user data template for new servers, read at '
-                    'each boot; ${name}, ${flavor}, ${cluster} and ${seeds} '
-                    '(comma-separated seed addresses) are substituted. The '
-                    'actuator may pass user data of its own instead. '
-                    'Empty: no user data.'),
+                    'each boot; ${name}, ${flavor}, ${cluster}, '
+                    '${cluster_name} and ${seeds} (comma-separated seed '
+                    'addresses, empty for the first node of a new cluster) '
+                    'are substituted. etc/elastman/cassandra-user-data.yaml '
+                    'is one for an image with Cassandra installed. Empty: no '
+                    'user data.'),
     cfg.StrOpt('user_data_seeds_key', default='elastman_seeds',
                help='Metadata key whose value gives ${seeds} when the caller '
                     'passes no seeds (it is not stored on the server).'),

@@ -55,8 +55,12 @@ class ElastmanCluster(resource.Resource):
     default_client_name = None
     entity = 'cluster'
 
-    PROPERTIES = (NAME, SEEDS, FLAVOR, IMAGE, SIZE, CQL_PORT, POLICY) = (
-        'name', 'seeds', 'flavor', 'image', 'size', 'cql_port', 'policy')
+    PROPERTIES = (NAME, SEEDS, FLAVOR, IMAGE, SIZE, CQL_PORT, POLICY,
+                  NETWORKS, SECURITY_GROUPS, AVAILABILITY_ZONE,
+                  SERVER_GROUP_POLICY) = (
+        'name', 'seeds', 'flavor', 'image', 'size', 'cql_port', 'policy',
+        'networks', 'security_groups', 'availability_zone',
+        'server_group_policy')
 
     _POLICY_KEYS = (SLO_METRIC, SLO_THRESHOLD, MIN_SIZE, MAX_SIZE, ALPHA,
                     BETA, CONTROL_PERIOD, COOLDOWN, DRY_RUN, FLAVORS, MODEL) = (
@@ -90,6 +94,22 @@ class ElastmanCluster(resource.Resource):
         CQL_PORT: properties.Schema(
             properties.Schema.INTEGER, _('CQL port.'),
             constraints=[constraints.Range(min=1, max=65535)]),
+        NETWORKS: properties.Schema(
+            properties.Schema.LIST,
+            _('Networks (names or IDs) of new servers.'),
+            schema=properties.Schema(properties.Schema.STRING)),
+        SECURITY_GROUPS: properties.Schema(
+            properties.Schema.LIST, _('Security groups of new servers.'),
+            schema=properties.Schema(properties.Schema.STRING)),
+        AVAILABILITY_ZONE: properties.Schema(
+            properties.Schema.STRING,
+            _('Availability zone of new servers.')),
+        SERVER_GROUP_POLICY: properties.Schema(
+            properties.Schema.STRING,
+            _('Policy of the server group of the cluster\'s servers.'),
+            constraints=[constraints.AllowedValues([
+                'anti-affinity', 'soft-anti-affinity', 'affinity',
+                'soft-affinity'])]),
         POLICY: properties.Schema(
             properties.Schema.MAP, _('Scaling policy (absent: no automatic '
                                      'scaling).'),
@@ -184,6 +204,10 @@ class ElastmanCluster(resource.Resource):
             image=self.properties[self.IMAGE],
             size=self.properties[self.SIZE],
             cql_port=self.properties[self.CQL_PORT],
+            networks=self.properties[self.NETWORKS] or None,
+            security_groups=self.properties[self.SECURITY_GROUPS] or None,
+            availability_zone=self.properties[self.AVAILABILITY_ZONE],
+            server_group_policy=self.properties[self.SERVER_GROUP_POLICY],
             policy=self._policy())
         self.resource_id_set(cluster['id'])
         return cluster['id']

@@ -12,6 +12,7 @@ from elastman.common import config as em_config
 from elastman import store as em_store
 from elastman.store import connection
 from elastman.store import schema
+from tests.functional import keystone as ks
 from tests.functional import services
 
 
@@ -36,6 +37,15 @@ def rabbit():
     broker.start()
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope='session')
+def keystone(tmp_path_factory):
+    """A real Keystone for the session (about 20-30 s to start)."""
+    server = ks.Keystone(str(tmp_path_factory.mktemp('keystone')))
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

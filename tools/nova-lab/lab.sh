@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # A real Nova for the functional tests: nova-api, -conductor, -scheduler and one
-# nova-compute per fake host (fake virt driver), Placement, Glance, a tiny
-# Neutron stand-in, and a private MariaDB. No Keystone: a paste filter turns the
-# token "<user>:<project>" into identity headers. See doc/source/nova.rst.
+# nova-compute per fake host (fake virt driver), Placement, Glance, a Neutron
+# stand-in, a private MariaDB, and a guest per server: a Cassandra node on the
+# server's address, configured from its user data. Without Keystone a paste
+# filter turns the token "<user>:<project>" into identity headers; with
+# NOVA_LAB_KEYSTONE_URL, Nova, Glance and the Neutron stand-in validate real
+# Keystone tokens. See doc/source/nova.rst.
 #
 #   tools/nova-lab/lab.sh prepare   build the synced-database template (install.sh does)
 #   tools/nova-lab/lab.sh start     fresh lab (stops an old one first)
-#   tools/nova-lab/lab.sh stop      stop every process of the lab
+#   tools/nova-lab/lab.sh stop      stop every process of the lab, guests included
 #   tools/nova-lab/lab.sh status    which processes run
 #
 # Needs tools/nova-lab/install.sh (once) and a RabbitMQ. Environment:
@@ -16,9 +19,16 @@
 #   NOVA_LAB_HOST_SIZE      vcpus:memory_mb:disk_gb of every host (default 2:2048:20)
 #   NOVA_LAB_PORT_OFFSET    added to every port      (default 0: nova 8774, placement
 #                           8778, glance 9292, neutron 9696, MariaDB 13306)
+#   NOVA_LAB_GUEST_PYTHON   Python with elastman installed that runs the guests
+#                           (default <repo>/.venv/bin/python; "none": no guests)
+#   NOVA_LAB_KEYSTONE_URL   Keystone v3 URL; empty (default): no Keystone
+#   NOVA_LAB_KEYSTONE_USER, _PASSWORD, _PROJECT   the service user Nova, Glance and
+#                           Neutron validate tokens with and Nova calls Neutron as
+#                           (admin in _PROJECT; defaults nova, -, service)
 #   ELASTMAN_CACHE, ELASTMAN_NOVA_VENV               as for install.sh
 # Flavours made at start: m1.tiny 1:512:1, m1.small 2:1024:5, m1.huge 64:65536:500
-# (never fits); image 11111111-2222-3333-4444-555555555555.
+# (never fits), c1.node 1:768:1 with the extra specs quota:cpu_quota=100000 and
+# quota:cpu_period=100000 (one CPU per vCPU); image 11111111-2222-3333-4444-555555555555.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -32,7 +42,13 @@ IFS=: read -r HOST_VCPUS HOST_RAM HOST_DISK <<< "${NOVA_LAB_HOST_SIZE:-2:2048:20
 OFF=${NOVA_LAB_PORT_OFFSET:-0}
 P_NOVA=$((8774 + OFF)); P_PLACEMENT=$((8778 + OFF)); P_GLANCE=$((9292 + OFF))
 P_NEUTRON=$((9696 + OFF)); P_DB=$((13306 + OFF))
-FLAVORS="m1.tiny:1:512:1 m1.small:2:1024:5 m1.huge:64:65536:500"
+FLAVORS="m1.tiny:1:512:1 m1.small:2:1024:5 m1.huge:64:65536:500 c1.node:1:768:1:100000"
+GUEST_PYTHON=${NOVA_LAB_GUEST_PYTHON:-$REPO/.venv/bin/python}
+[ "$GUEST_PYTHON" = none ] && GUEST_PYTHON=""
+KEYSTONE=${NOVA_LAB_KEYSTONE_URL:-}
+KS_USER=${NOVA_LAB_KEYSTONE_USER:-nova}
+KS_PASSWORD=${NOVA_LAB_KEYSTONE_PASSWORD:-}
+KS_PROJECT=${NOVA_LAB_KEYSTONE_PROJECT:-service}
 SERVICES="placement-api glance-api fake-neutron nova-api nova-conductor nova-scheduler"
 T0=$EPOCHREALTIME
 
@@ -50,6 +66,7 @@ svc_start() {
      export PYTHONPATH=$LAB/lib OS_NOVA_CONFIG_DIR=$LAB/etc/nova \
          OS_PLACEMENT_CONFIG_DIR=$LAB/etc/placement OS_GLANCE_CONFIG_DIR=$LAB/etc/glance \
          PATH=$VENV/bin:$PATH
+     [ -n "$KEYSTONE" ] && export FAKE_NEUTRON_CONFIG=$LAB/etc/neutron.conf
      # the pid is written after setsid, which may have forked
      exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "run/$name.pid" "$@" \
          > "logs/$name.out" 2>&1 < /dev/null) &
@@ -68,12 +85,34 @@ svc_stop_all() {
     done
     for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || true; done
     wait_gone 8 $pids || for p in $pids; do kill -KILL -- "-$p" 2>/dev/null || true; done
+    stop_guests
     if [ -e "$LAB/run/mariadb.pid" ]; then
         local m; m=$(cat "$LAB/run/mariadb.pid")
         kill -TERM "$m" 2>/dev/null || true
         wait_gone 30 "$m" || kill -KILL "$m" 2>/dev/null || true
         rm -f "$LAB/run/mariadb.pid"
     fi
+}
+
+# The guests' Cassandra nodes outlive nova-compute (each in a session of its
+# own, as a VM outlives its hypervisor's agent): stop them, and remove their
+# cgroups.
+stop_guests() {
+    local f p pids="" g
+    for f in "$LAB"/guests/*/node/cassandra.pid; do
+        [ -e "$f" ] || continue
+        p=$(cat "$f")
+        grep -q CassandraDaemon "/proc/$p/cmdline" 2>/dev/null || continue
+        pids="$pids $p"
+    done
+    for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done
+    [ -n "$pids" ] && { wait_gone 20 $pids || for p in $pids; do
+        kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done; }
+    for g in "$LAB"/guests/*; do
+        [ -d "$g" ] || continue
+        rmdir "/sys/fs/cgroup/cpu/novalab/$(basename "$g")" "/sys/fs/cgroup/novalab/$(basename "$g")" \
+            2>/dev/null || true
+    done
 }
 
 wait_gone() {   # wait_gone SECONDS PID... : 0 once none is alive
@@ -94,8 +133,36 @@ wait_gone() {   # wait_gone SECONDS PID... : 0 once none is alive
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # --------------------------------------------------------------- configuration
+# keystonemiddleware (and keystoneauth) options of the lab's service user
+authtoken_section() {
+    cat <<EOF
+[keystone_authtoken]
+www_authenticate_uri = $KEYSTONE
+auth_url = $KEYSTONE
+auth_type = password
+username = $KS_USER
+password = $KS_PASSWORD
+project_name = $KS_PROJECT
+user_domain_id = default
+project_domain_id = default
+EOF
+}
+
+service_auth() {   # service_auth SECTION: keystoneauth password options
+    cat <<EOF
+[$1]
+auth_type = password
+auth_url = $KEYSTONE
+username = $KS_USER
+password = $KS_PASSWORD
+project_name = $KS_PROJECT
+user_domain_id = default
+project_domain_id = default
+EOF
+}
+
 write_configs() {
-    mkdir -p "$LAB"/{etc/nova,etc/placement,etc/glance,data/glance/{images,staging,tasks},logs,state/lock,lib,run}
+    mkdir -p "$LAB"/{etc/nova,etc/placement,etc/glance,data/glance/{images,staging,tasks},logs,state/lock,lib,run,guests}
     cp "$HERE"/lib/*.py "$LAB/lib/"
     local site; site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     cmp -s "$HERE/lib/novalab_fake.py" "$site/nova/virt/novalab_fake.py" \
@@ -141,7 +208,11 @@ allocation_conflict_retry_count = 1
 EOF
 
     cp "$VENV/etc/glance/glance-api-paste.ini" "$LAB/etc/glance/"
-    echo '"context_is_admin": ""' > "$LAB/etc/glance/policy.yaml"
+    if [ -n "$KEYSTONE" ]; then
+        : > "$LAB/etc/glance/policy.yaml"          # Glance's own defaults
+    else   # no Keystone: an unauthenticated context may do everything
+        echo '"context_is_admin": ""' > "$LAB/etc/glance/policy.yaml"
+    fi
     cat > "$LAB/etc/glance/glance-api.conf" <<EOF
 [DEFAULT]
 log_dir = $LAB/logs
@@ -165,15 +236,24 @@ filesystem_store_datadir = $LAB/data/glance/tasks/
 
 [paste_deploy]
 config_file = $LAB/etc/glance/glance-api-paste.ini
+$([ -n "$KEYSTONE" ] && echo "flavor = keystone")
 
 [oslo_policy]
 policy_file = $LAB/etc/glance/policy.yaml
 EOF
+    if [ -n "$KEYSTONE" ]; then
+        authtoken_section >> "$LAB/etc/glance/glance-api.conf"
+        authtoken_section > "$LAB/etc/neutron.conf"     # the Neutron stand-in's
+    fi
 
-    sed -e 's/ authtoken keystonecontext / noauth keystonecontext /' \
-        "$VENV/etc/nova/api-paste.ini" > "$LAB/etc/nova/api-paste.ini"
-    printf '\n[filter:noauth]\npaste.filter_factory = novalab_noauth:filter_factory\n' \
-        >> "$LAB/etc/nova/api-paste.ini"
+    if [ -n "$KEYSTONE" ]; then
+        cp "$VENV/etc/nova/api-paste.ini" "$LAB/etc/nova/api-paste.ini"
+    else
+        sed -e 's/ authtoken keystonecontext / noauth keystonecontext /' \
+            "$VENV/etc/nova/api-paste.ini" > "$LAB/etc/nova/api-paste.ini"
+        printf '\n[filter:noauth]\npaste.filter_factory = novalab_noauth:filter_factory\n' \
+            >> "$LAB/etc/nova/api-paste.ini"
+    fi
 
     cat > "$LAB/etc/nova/nova.conf" <<EOF
 [DEFAULT]
@@ -211,10 +291,8 @@ ram = 100000000
 [glance]
 endpoint_override = http://127.0.0.1:$P_GLANCE
 
-[neutron]
-auth_type = admin_token
-endpoint = http://127.0.0.1:$P_NEUTRON
-token = admin:admin
+$(if [ -n "$KEYSTONE" ]; then service_auth neutron; else printf '%s\n' "[neutron]" \
+    "auth_type = admin_token" "endpoint = http://127.0.0.1:$P_NEUTRON" "token = admin:admin"; fi)
 endpoint_override = http://127.0.0.1:$P_NEUTRON
 
 [placement]
@@ -232,6 +310,11 @@ enabled = False
 [wsgi]
 api_paste_config = $LAB/etc/nova/api-paste.ini
 EOF
+    if [ -n "$KEYSTONE" ]; then
+        # Nova sends its own token beside the user's to Neutron and Glance
+        { authtoken_section; service_auth keystone; service_auth service_user
+          echo "send_service_user_token = true"; } >> "$LAB/etc/nova/nova.conf"
+    fi
 
     local h
     for h in $COMPUTES; do
@@ -246,6 +329,8 @@ log_file = nova-compute-$h.log
 vcpus = $HOST_VCPUS
 memory_mb = $HOST_RAM
 local_gb = $HOST_DISK
+guest_dir = $LAB/guests
+guest_command = $([ -n "$GUEST_PYTHON" ] && echo "$GUEST_PYTHON $LAB/lib/novalab_guest.py")
 EOF
     done
 }
@@ -263,13 +348,15 @@ start_mariadb() {
     die "MariaDB did not start"
 }
 
-# The synced databases depend only on the package versions, the DB port and
+# The synced databases depend only on the package versions and
 # build_databases (bump DB_LAYOUT when changing it or my.cnf): they are built
-# once into the cache and copied for every start.
+# once into the cache and copied for every start. The port in the cell
+# mappings is set at each start, so a template serves every port offset (the
+# key still names 13306, the port it was once part of).
 DB_LAYOUT=1
 db_template_key() {
     { "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
-      echo "$P_DB $DB_LAYOUT"; } | sha256sum | cut -c1-12
+      echo "13306 $DB_LAYOUT"; } | sha256sum | cut -c1-12
 }
 
 build_databases() {
@@ -317,7 +404,9 @@ prepare_databases() {
         step "database template saved in $template"
     fi
     # cell1 talks over this run's transport URL
-    mysql_cli -e "UPDATE nova_api.cell_mappings SET transport_url='$RABBIT' WHERE name='cell1'"
+    mysql_cli -e "UPDATE nova_api.cell_mappings SET transport_url='$RABBIT' WHERE name='cell1';
+      UPDATE nova_api.cell_mappings SET database_connection =
+        REGEXP_REPLACE(database_connection, '@127.0.0.1:[0-9]+/', '@127.0.0.1:$P_DB/')"
 }
 
 # --------------------------------------------------------------- commands
@@ -325,7 +414,8 @@ ready() {
     "$VENV/bin/python" "$LAB/lib/novalab_ready.py" --phase "$1" --timeout 180 \
         --nova "http://127.0.0.1:$P_NOVA/v2.1" --glance "http://127.0.0.1:$P_GLANCE" \
         --placement "http://127.0.0.1:$P_PLACEMENT" --neutron "http://127.0.0.1:$P_NEUTRON" \
-        --since "$SINCE" --computes "$COMPUTES" $(for f in $FLAVORS; do echo --flavor "$f"; done)
+        --since "$SINCE" --computes "$COMPUTES" $(for f in $FLAVORS; do echo --flavor "$f"; done) \
+        ${KEYSTONE:+--keystone "$KEYSTONE" --user "$KS_USER" --project "$KS_PROJECT"}
 }
 
 start() {
@@ -380,6 +470,12 @@ status() {
         if kill -0 "$p" 2>/dev/null; then echo "$(basename "$f" .pid) $p running"
         else echo "$(basename "$f" .pid) $p dead"; fi
     done
+    for f in "$LAB"/guests/*/node/cassandra.pid; do
+        [ -e "$f" ] || continue
+        local g; g=$(basename "$(dirname "$(dirname "$f")")")
+        if grep -q CassandraDaemon "/proc/$(cat "$f")/cmdline" 2>/dev/null; then
+            echo "guest-$g $(cat "$f") running"; else echo "guest-$g $(cat "$f") stopped"; fi
+    done
 }
 
 case ${1:-} in
@@ -387,5 +483,5 @@ case ${1:-} in
     start) start ;;
     stop) svc_stop_all; step "stopped" ;;
     status) status ;;
-    *) sed -n '2,23p' "$0"; exit 2 ;;
+    *) sed -n '2,34p' "$0"; exit 2 ;;
 esac

@@ -8,6 +8,7 @@ from elastman.api import schemas
 from elastman.api import views
 from elastman.api.controllers import base
 from elastman.common import exception
+from elastman.common import trusts
 
 LOG = logging.getLogger(__name__)
 
@@ -31,6 +32,31 @@ def _split_seed(seed: str, default_port: int) -> tuple[str, int]:
 
 
 class ClusterController(base.Controller):
+
+    def _needs_trust(self) -> bool:
+        """Whether clusters act in their projects through trusts: the API
+        knows its callers (Keystone) and the actuator boots Nova servers."""
+        return (self.conf.api.auth_strategy == 'keystone'
+                and self.conf.actuator.compute_driver == 'nova')
+
+    def _trust(self, req, ctx) -> str | None:
+        """A trust from the caller to the [trustee] user in the caller's
+        project, or None where clusters need none."""
+        if not self._needs_trust():
+            return None
+        if not trusts.configured(self.conf):
+            raise errors.APIError(500, 'elastman cannot act in project %s: '
+                                  '[trustee] auth_type is not set'
+                                  % ctx.project_id)
+        user_auth = req.environ.get('keystone.token_auth')
+        if user_auth is None:
+            raise errors.APIError(401, 'a user token is needed to delegate '
+                                  'to elastman')
+        try:
+            return trusts.create_trust(self.conf, user_auth, ctx.user_id,
+                                       ctx.project_id, list(ctx.roles))
+        except trusts.TrustError as exc:
+            raise errors.APIError(403, str(exc))
 
     def index(self, req, ctx):
         limit, marker = self.page_args(req)
@@ -59,8 +85,12 @@ class ClusterController(base.Controller):
         cql_port = body.get('cql_port', DEFAULT_CQL_PORT)
         spec = {'cql_port': cql_port,
                 'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT)}
-        if 'seeds' in body:
-            seeds = [_split_seed(s, cql_port) for s in body['seeds']]
+        spec.update({k: body[k] for k in schemas.SERVER_FIELDS if k in body})
+        seeds = [_split_seed(s, cql_port) for s in body.get('seeds', ())]
+        trust_id = self._trust(req, ctx)
+        if trust_id:
+            spec['trust_id'] = trust_id
+        if seeds:
             spec.update(mode='registered', seeds=['%s:%d' % s for s in seeds],
                         flavor=body.get('flavor'))
             row = self.store.clusters.create(ctx.project_id, body['name'],
@@ -70,7 +100,10 @@ class ClusterController(base.Controller):
                                         cql_port=port, seed=True,
                                         state='UNKNOWN',
                                         flavor=body.get('flavor'),
+                                        jmx_host=host,
                                         jmx_port=spec['jmx_port'])
+            # the actuator discovers the ring and maps it to servers
+            self._request_scale(ctx, row, 'register', len(seeds), None)
         else:
             spec.update(mode='managed', flavor=body['flavor'],
                         image=body['image'], size=body['size'])
@@ -101,8 +134,11 @@ class ClusterController(base.Controller):
         actuator to delete them (202; the cluster goes DELETING)."""
         row = self.cluster(ctx, cluster_id, RULE % 'delete')
         nodes = self.store.nodes.list(row['id'])
-        managed = (row.get('spec') or {}).get('mode') == 'managed'
-        if managed and any(n.get('server_id') for n in nodes):
+        spec = row.get('spec') or {}
+        managed = spec.get('mode') == 'managed'
+        # the actuator deletes servers, the server group and the trust
+        if managed and (spec.get('trust_id') or
+                        any(n.get('server_id') for n in nodes)):
             if row['state'] != 'DELETING':
                 self.store.clusters.update(row['id'], state='DELETING',
                                            status_reason='delete requested')
@@ -111,6 +147,12 @@ class ClusterController(base.Controller):
         for node in nodes:
             self.store.nodes.delete(row['id'], node['node_id'])
         self.store.clusters.delete(row['id'])
+        if spec.get('trust_id'):   # a registered cluster: servers stay
+            try:
+                trusts.delete_trust(self.conf, spec['trust_id'])
+            except (trusts.TrustError, exception.ConfigurationError) as exc:
+                LOG.warning('cluster %s unregistered, its trust %s not '
+                            'deleted: %s', row['id'], spec['trust_id'], exc)
         LOG.info('cluster %s deleted by project %s', row['id'],
                  ctx.project_id)
         return 204, None

@@ -36,6 +36,26 @@ class CreateCluster(command.ShowOne):
                             help='Number of nodes of a new cluster.')
         parser.add_argument('--cql-port', type=int, help='CQL port.')
         parser.add_argument('--jmx-port', type=int, help='JMX port.')
+        parser.add_argument('--network', action='append', dest='networks',
+                            metavar='<network>',
+                            help='Network (name or ID) of new servers '
+                                 '(repeat for several).')
+        parser.add_argument('--security-group', action='append',
+                            dest='security_groups', metavar='<group>',
+                            help='Security group of new servers (repeat '
+                                 'for several).')
+        parser.add_argument('--availability-zone',
+                            help='Availability zone of new servers.')
+        group = parser.add_mutually_exclusive_group()
+        group.add_argument('--server-group',
+                           help='An existing server group new servers '
+                                'boot into.')
+        group.add_argument('--server-group-policy',
+                           choices=['anti-affinity', 'soft-anti-affinity',
+                                    'affinity', 'soft-affinity'],
+                           help='A server group of the cluster\'s own with '
+                                'this policy.')
+        parser.add_argument('--key-name', help='Key pair of new servers.')
         common.add_wait(parser, 'the cluster is ACTIVE')
         return parser
 
@@ -44,7 +64,12 @@ class CreateCluster(command.ShowOne):
         cluster = common.call(
             client.create_cluster, args.name, seeds=args.seeds,
             flavor=args.flavor, image=args.image, size=args.size,
-            cql_port=args.cql_port, jmx_port=args.jmx_port)
+            cql_port=args.cql_port, jmx_port=args.jmx_port,
+            networks=args.networks, security_groups=args.security_groups,
+            availability_zone=args.availability_zone,
+            server_group=args.server_group,
+            server_group_policy=args.server_group_policy,
+            key_name=args.key_name)
         if args.wait:
             cluster = _wait_state(client, cluster['id'], args.timeout)
         return _show(cluster)

@@ -29,7 +29,7 @@ class FakeDriver(compute.ComputeDriver):
     def flavors(self):
         return {'small': {}}
 
-    def create(self, name, flavor, metadata=None):
+    def create(self, name, flavor, metadata=None, **kwargs):
         server = compute.Server(id='s%d' % len(self.servers), name=name,
                                 address='10.0.0.%d' % len(self.servers),
                                 flavor=flavor, status=compute.ACTIVE,

@@ -1,10 +1,9 @@
 """The elastman API served in-process on the test store (noauth or
-keystone), and a real Keystone for the latter."""
+keystone; the session's Keystone is tests/functional/conftest.py's)."""
 import pytest
 import requests
 
 from elastman.api import service as api_service
-from tests.functional import keystone as ks
 
 
 class Client:
@@ -43,14 +42,6 @@ def noauth_api(conf, store):
 @pytest.fixture
 def api(noauth_api):
     return Client(noauth_api)
-
-
-@pytest.fixture(scope='session')
-def keystone(tmp_path_factory):
-    server = ks.Keystone(str(tmp_path_factory.mktemp('keystone')))
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture

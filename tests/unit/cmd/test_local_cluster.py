@@ -161,7 +161,7 @@ class FakeDriver(compute.ComputeDriver):
     def flavors(self):
         return {}
 
-    def create(self, name, flavor, metadata=None):
+    def create(self, name, flavor, metadata=None, **kwargs):
         raise NotImplementedError
 
     def get(self, server_id):

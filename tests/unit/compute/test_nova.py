@@ -7,6 +7,7 @@ import base64
 
 from keystoneauth1 import exceptions as ks_exc
 from openstack.compute.v2 import flavor as sdk_flavor
+from openstack.compute.v2 import limits as sdk_limits
 from openstack.compute.v2 import server as sdk_server
 from openstack.compute.v2 import server_group as sdk_group
 from openstack import exceptions as os_exc
@@ -98,6 +99,20 @@ class FakeCompute:
         self.groups[attrs['name']] = group
         return group
 
+    def delete_server_group(self, group_id, ignore_missing=True):
+        self._record('delete_server_group', group_id)
+        for name, group in list(self.groups.items()):
+            if group.id == group_id:
+                del self.groups[name]
+
+    limits = {'maxTotalInstances': 10, 'totalInstancesUsed': 0,
+              'maxTotalCores': 20, 'totalCoresUsed': 0,
+              'maxTotalRAMSize': 51200, 'totalRAMUsed': 0}
+
+    def get_limits(self):
+        self._record('get_limits')
+        return sdk_limits.Limits.existing(absolute=dict(self.limits))
+
 
 class FakeConnection:
     def __init__(self):
@@ -106,11 +121,25 @@ class FakeConnection:
         self.network = self
         self.closed = 0
 
+    missing = frozenset({'gone', '99999999-9999-9999-9999-999999999999'})
+
+    def _lookup(self, prefix, ref):
+        if ref in self.missing:
+            raise os_exc.NotFoundException('%s %s not found' % (prefix, ref))
+        return sdk_server.Server.existing(id=ref if '-' in ref and len(
+            ref) == 36 else prefix + ref)
+
     def find_image(self, name, ignore_missing=False):
-        return sdk_server.Server.existing(id='img-' + name)
+        return self._lookup('img-', name)
+
+    def get_image(self, image_id):
+        return self._lookup('img-', image_id)
 
     def find_network(self, name, ignore_missing=False):
-        return sdk_server.Server.existing(id='net-' + name)
+        return self._lookup('net-', name)
+
+    def get_network(self, network_id):
+        return self._lookup('net-', network_id)
 
     def close(self):
         self.closed += 1
@@ -470,3 +499,140 @@ def test_driver_is_a_plugin(nova_conf):
     driver = base.load_driver(nova_conf, 'nova')
     assert isinstance(driver, nova.NovaDriver)
     driver.close()
+
+
+# the cluster's request, its project and its quota ----------------------------
+def test_request_wins_over_the_configuration(driver, conn, nova_conf):
+    for key, value in {'key_name': 'ops', 'security_groups': ['default'],
+                       'availability_zone': 'az1',
+                       'server_group_policy': 'anti-affinity'}.items():
+        nova_conf.set_override(key, value, 'nova')
+    request = base.ServerRequest(
+        image='debian-12', networks=['tenant-net'],
+        security_groups=['cassandra'], availability_zone='az2',
+        server_group_policy='soft-anti-affinity', key_name='mine')
+    driver.create('a', 'm1.tiny', {base.CLUSTER_TAG: 'c1'}, request=request)
+    [(_n, _a, attrs)] = calls(conn, 'create_server')
+    assert attrs['imageRef'] == 'img-debian-12'
+    assert attrs['networks'] == [{'uuid': 'net-tenant-net'}]
+    assert attrs['security_groups'] == [{'name': 'cassandra'}]
+    assert attrs['availability_zone'] == 'az2'
+    assert attrs['key_name'] == 'mine'
+    [(_n, _a, group)] = calls(conn, 'create_server_group')
+    assert group == {'name': 'elastman-c1', 'policy': 'soft-anti-affinity'}
+    # an existing group of the request; the configured policy is not used
+    conn.compute.groups['shared'] = sdk_group.ServerGroup.existing(
+        id='grp-shared', name='shared', policy='anti-affinity')
+    driver.create('b', 'm1.tiny', {base.CLUSTER_TAG: 'c2'},
+                  request=base.ServerRequest(server_group='shared'))
+    assert calls(conn, 'create_server')[1][2]['scheduler_hints'] == {
+        'group': 'grp-shared'}
+    assert len(calls(conn, 'create_server_group')) == 1
+
+
+def test_request_from_spec_ignores_other_keys():
+    request = base.ServerRequest.from_spec({
+        'image': 'img', 'networks': ['n'], 'trust_id': 't', 'size': 3})
+    assert request == base.ServerRequest(image='img', networks=['n'])
+
+
+@pytest.mark.parametrize('request_,error,text', [
+    (base.ServerRequest(image='gone'), nova.ImageNotFound,
+     'Image gone not found'),
+    (base.ServerRequest(image='99999999-9999-9999-9999-999999999999'),
+     nova.ImageNotFound, 'Image 99999999-9999-9999-9999-999999999999'),
+    (base.ServerRequest(networks=['gone']), nova.NetworkNotFound,
+     'Network gone not found'),
+])
+def test_missing_image_or_network_boots_nothing(driver, conn, request_, error,
+                                                text):
+    with pytest.raises(error, match=text):
+        driver.create('a', 'm1.tiny', {base.CLUSTER_TAG: 'c1'},
+                      request=request_)
+    assert not calls(conn, 'create_server')
+
+
+def test_user_data_gets_the_cluster_name(driver, conn, nova_conf, tmp_path):
+    template = tmp_path / 'cloud-init.yaml'
+    template.write_text('name: "${cluster_name}" seeds: "${seeds}"\n')
+    nova_conf.set_override('user_data_file', str(template), 'nova')
+    driver.create('n1', 'm1.tiny', {base.CLUSTER_TAG: 'c1',
+                                    'cluster_name': 'orders'}, seeds=[])
+    driver.create('n2', 'm1.tiny', {base.CLUSTER_TAG: 'c1'},
+                  seeds=['10.0.0.1', '10.0.0.2'])
+    data = [base64.b64decode(c[2]['user_data']).decode()
+            for c in calls(conn, 'create_server')]
+    assert data == ['name: "orders" seeds: ""\n',
+                    'name: "elastman-c1" seeds: "10.0.0.1,10.0.0.2"\n']
+
+
+def test_check_quota_names_what_is_short(driver, conn):
+    conn.compute.limits = dict(FakeCompute.limits, maxTotalInstances=4,
+                               totalInstancesUsed=3, maxTotalCores=20,
+                               totalCoresUsed=17)
+    driver.check_quota('m1.tiny', 1)
+    with pytest.raises(base.QuotaExceeded) as info:
+        driver.check_quota('m1.small', 2)
+    assert 'instances: 3 used of 4, 2 more needed' in str(info.value)
+    assert 'cores: 17 used of 20, 4 more needed' in str(info.value)
+    assert 'RAM' not in str(info.value)
+    conn.compute.limits = dict(FakeCompute.limits, maxTotalInstances=-1,
+                               maxTotalCores=-1, maxTotalRAMSize=-1)
+    driver.check_quota('m1.small', 1000)       # -1: unlimited
+
+
+@pytest.fixture
+def scoped(driver, conn, monkeypatch):
+    """A driver of project p1, its connection the fake one."""
+    monkeypatch.setattr(nova.NovaDriver, '_connect', lambda self: conn)
+    found = driver.scoped('p1', 'trust-1')
+    assert found is driver.scoped('p1', 'trust-1')   # one per trust
+    assert driver.scoped('p1', None) is driver       # no trust: itself
+    return found
+
+
+def test_scoped_driver_sees_and_touches_its_project_only(scoped, conn):
+    conn.compute.servers_by_id.update({
+        'mine': make_server(id='mine', project_id='p1'),
+        'theirs': make_server(id='theirs', project_id='p2'),
+    })
+    assert scoped.project_id == 'p1'
+    assert [s.id for s in scoped.list('c1')] == ['mine']
+    assert scoped.get('mine').project_id == 'p1'
+    with pytest.raises(base.ServerNotFound):
+        scoped.get('theirs')
+    with pytest.raises(nova.ForeignServer, match='belongs to project p2'):
+        scoped.delete('theirs')
+    scoped.delete('mine')
+    scoped.delete('gone')          # still idempotent
+    assert [c[1] for c in calls(conn, 'delete_server')] == [('mine',)]
+    assert 'theirs' in conn.compute.servers_by_id
+
+
+def test_find_servers_maps_addresses_of_the_project(scoped, conn):
+    conn.compute.servers_by_id.update({
+        'a': make_server(id='a', project_id='p1', metadata={},
+                         addresses={'net': [{'addr': '10.0.0.5',
+                                             'version': 4}]},
+                         image={'id': 'img-1'},
+                         security_groups=[{'name': 'cassandra'}]),
+        'b': make_server(id='b', project_id='p2', metadata={},
+                         addresses={'net': [{'addr': '10.0.0.6',
+                                             'version': 4}]}),
+    })
+    found = scoped.find_servers(['10.0.0.5', '10.0.0.6', '10.0.0.7'])
+    assert list(found) == ['10.0.0.5']
+    server = found['10.0.0.5']
+    assert (server.id, server.image, server.networks,
+            server.security_groups) == ('a', 'img-1', {'10.0.0.5': 'net'},
+                                        ['cassandra'])
+
+
+def test_release_deletes_the_cluster_server_group(driver, conn, nova_conf):
+    nova_conf.set_override('server_group_policy', 'anti-affinity', 'nova')
+    driver.create('a', 'm1.tiny', {base.CLUSTER_TAG: 'c1'})
+    driver.release('c1')
+    driver.release('c1')
+    assert conn.compute.groups == {}
+    assert calls(conn, 'delete_server_group') == [
+        ('delete_server_group', ('grp-elastman-c1',), {})]

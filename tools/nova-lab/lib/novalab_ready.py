@@ -3,10 +3,17 @@
 Run by lab.sh with the lab's virtualenv (standard library only):
   python novalab_ready.py --nova URL --glance URL --placement URL \
       --neutron URL --since ISO8601 --computes "compute1 compute2" \
-      --timeout 180 --flavor name:vcpus:ram_mb:disk_gb ...
+      --timeout 180 --flavor name:vcpus:ram_mb:disk_gb[:cpu_quota] ...
+      [--keystone URL --user NAME --project NAME]
+
+With --keystone, the admin token comes from Keystone (the password in
+$NOVA_LAB_KEYSTONE_PASSWORD); else the lab's token "admin:admin" serves.
+A flavour's cpu_quota becomes its extra specs quota:cpu_quota (and
+quota:cpu_period 100000).
 """
 import argparse
 import json
+import os
 import sys
 import time
 import urllib.error
@@ -26,6 +33,18 @@ def call(method, url, body=None, data=None, headers=None):
     with urllib.request.urlopen(req, timeout=10) as resp:
         raw = resp.read()
         return json.loads(raw) if raw else None
+
+
+def keystone_token(url, user, project):
+    body = {'auth': {'identity': {'methods': ['password'], 'password': {
+        'user': {'name': user, 'domain': {'id': 'default'},
+                 'password': os.environ['NOVA_LAB_KEYSTONE_PASSWORD']}}},
+        'scope': {'project': {'name': project, 'domain': {'id': 'default'}}}}}
+    req = urllib.request.Request(
+        url.rstrip('/') + '/auth/tokens', data=json.dumps(body).encode(),
+        method='POST', headers={'Content-Type': 'application/json'})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return resp.headers['X-Subject-Token']
 
 
 def until(what, predicate, deadline):
@@ -59,11 +78,15 @@ def seed(nova, glance, flavors):
              headers={'Content-Type': 'application/octet-stream'})
     existing = {f['name'] for f in call('GET', nova + '/flavors')['flavors']}
     for spec in flavors:
-        name, vcpus, ram, disk = spec.split(':')
+        name, vcpus, ram, disk, *quota = spec.split(':')
         if name not in existing:
             call('POST', nova + '/flavors', {'flavor': {
                 'name': name, 'id': name, 'vcpus': int(vcpus),
                 'ram': int(ram), 'disk': int(disk)}})
+            if quota:
+                call('POST', '%s/flavors/%s/os-extra_specs' % (nova, name),
+                     {'extra_specs': {'quota:cpu_quota': quota[0],
+                                      'quota:cpu_period': '100000'}})
 
 
 def main():
@@ -73,10 +96,16 @@ def main():
         p.add_argument('--' + opt, required=True)
     p.add_argument('--timeout', type=float, default=180)
     p.add_argument('--flavor', action='append', default=[])
+    p.add_argument('--keystone')
+    p.add_argument('--user', default='nova')
+    p.add_argument('--project', default='service')
     p.add_argument('--phase', choices=['services', 'computes', 'seed'],
                    required=True)
     args = p.parse_args()
     deadline = time.monotonic() + args.timeout
+    if args.keystone:
+        HEADERS['X-Auth-Token'] = keystone_token(args.keystone, args.user,
+                                                 args.project)
     if args.phase == 'services':
         for name, url in (('placement', args.placement),
                           ('glance', args.glance + '/versions'),

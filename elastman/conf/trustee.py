@@ -1,0 +1,51 @@
+"""[trustee] options: the Keystone user elastman acts as in a tenant's project.
+
+When a project creates a cluster through an API behind Keystone, the API makes
+a Keystone trust from the calling user to this user, scoped to the project,
+and the actuator creates and deletes the cluster's servers with that trust:
+in the project, under its quota (as Heat and Senlin do). The options are
+keystoneauth's (``auth_type = password``, ``auth_url``, ``username``,
+``password``, ``user_domain_name``, ...), without a project: the trust gives
+the scope.
+"""
+import copy
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+GROUP = 'trustee'
+
+trustee_opts = [
+    cfg.ListOpt('delegated_roles', default=[],
+                help='Roles the trust delegates. Empty: every role the '
+                     'creating user has in the project.'),
+]
+
+
+def _group():
+    return cfg.OptGroup(
+        GROUP, title='Trustee',
+        help='The user the actuator acts as in a tenant\'s project, through '
+             'a trust each managed cluster holds.')
+
+
+def register_opts(conf):
+    conf.register_group(_group())
+    conf.register_opts(trustee_opts, group=GROUP)
+    ks_loading.register_session_conf_options(conf, GROUP)
+    ks_loading.register_auth_conf_options(conf, GROUP)
+
+
+def _password_opts():
+    opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
+    for opt in opts:
+        opt.required = False
+    return opts
+
+
+def list_opts():
+    return [(_group(),
+             trustee_opts
+             + ks_loading.get_session_conf_options()
+             + ks_loading.get_auth_common_conf_options()
+             + _password_opts())]

@@ -1,0 +1,237 @@
+"""The production path through a real Nova, as a tenant sees it.
+
+A tenant (project tenant-a, user alice, role member) creates a 3-node
+cluster through elastman's API with an image and a network of its own. The
+actuator, acting in tenant-a through the trust the API made, boots the
+servers through Nova's API, scheduler, placement and conductor; each guest
+is a Cassandra node configured from the server's user data (cluster name,
+seeds) and its flavour (CPU quota). The cluster scales out by one and back
+in, the rows written before are read back, and deleting the cluster leaves
+no server, port, server group or trust. A server of tenant-b that carries
+the cluster's tag is never touched. Bad input fails the action and the
+cluster with a clear reason and creates nothing.
+"""
+import datetime
+import time
+
+from cassandra import ConsistencyLevel
+from cassandra.cluster import Cluster
+from cassandra.query import SimpleStatement
+from keystoneclient.v3 import client as ks_client
+import pytest
+
+from elastman.compute import base as compute
+from tests.functional.tenant.conftest import FLAVOR
+from tests.functional.tenant.conftest import HOSTS
+from tests.functional.tenant.conftest import LAB_IMAGE
+
+ROWS = 200
+POLICY = {'dry_run': True, 'min_size': 1, 'max_size': 6}
+
+
+def _create(api, tenant, name, size, **extra):
+    body = {'name': name, 'flavor': FLAVOR, 'image': tenant.image_id,
+            'size': size, 'networks': ['net-%s' % tenant.name],
+            'policy': POLICY}
+    body.update(extra)
+    resp = api('POST', '/v1/clusters', json=body)
+    assert resp.status_code == 201, resp.text
+    return resp.json()['cluster']
+
+
+def _scale(api, cluster_id, count):
+    resp = api('POST', '/v1/clusters/%s/scale' % cluster_id,
+               json={'count': count})
+    assert resp.status_code == 202, resp.text
+    return api.wait_action(cluster_id, resp.json()['action']['id'])
+
+
+def _delete(cloud, api, cluster_id):
+    resp = api('DELETE', '/v1/clusters/%s' % cluster_id)
+    assert resp.status_code in (202, 204), resp.text
+    api.wait_gone(cluster_id)
+
+
+def _cluster_servers(cloud, cluster_id):
+    return [s for s in cloud.servers()
+            if (s.metadata or {}).get(compute.CLUSTER_TAG) == cluster_id]
+
+
+def _cql(address):
+    return Cluster([address], connect_timeout=20, control_connection_timeout=20)
+
+
+def test_tenant_cluster_through_nova(cloud, alice, bob):
+    api = alice.api(cloud.api_url)
+    trusts_before = {t.id for t in cloud.trusts()}
+    doc = _create(api, alice, 'orders', 3,
+                  security_groups=['cassandra'], availability_zone='nova',
+                  server_group_policy='soft-anti-affinity')
+    cluster_id = doc['id']
+    assert doc['state'] == 'CREATING' and doc['image'] == alice.image_id
+    assert 'trust_id' not in doc['spec']            # never shown
+
+    # a server of another project that carries this cluster's tag
+    bob_cloud = bob.cloud()
+    decoy = bob_cloud.compute.create_server(
+        name='decoy', flavorRef='m1.tiny', imageRef=LAB_IMAGE,
+        networks=[{'uuid': bob.network_id}],
+        metadata={compute.CLUSTER_TAG: cluster_id},
+        tags=['elastman', 'elastman_cluster=%s' % cluster_id])
+    bob_cloud.compute.wait_for_server(decoy, wait=120)
+
+    doc = api.wait_cluster(cluster_id)
+    nodes = doc['nodes']
+    assert sorted(n['state'] for n in nodes) == ['UN'] * 3, doc
+    servers = [s for s in _cluster_servers(cloud, cluster_id)
+               if s.project_id == alice.project_id]
+    assert sorted(s.id for s in servers) == sorted(n['server_id']
+                                                   for n in nodes)
+    group = [g for g in alice.cloud().compute.server_groups()
+             if g.name == 'elastman-%s' % cluster_id]
+    assert len(group) == 1 and group[0].policy == 'soft-anti-affinity'
+    assert sorted(group[0].member_ids) == sorted(s.id for s in servers)
+    seeds_seen = []
+    for server in servers:
+        # the request's image, network, security group and zone
+        assert server.image['id'] == alice.image_id
+        assert list(server.addresses) == ['net-tenant-a']
+        assert server.security_groups == [{'name': 'cassandra'}]
+        assert server.availability_zone == 'nova'
+        assert server.compute_host in HOSTS
+        # the guest was configured from the user data and the flavour
+        guest = cloud.guest(server.id)
+        assert guest['flavor']['extra_specs']['quota:cpu_quota'] == '100000'
+        assert "cluster_name: \"elastman-%s\"" % cluster_id in \
+            guest['user_data']
+        seeds_seen.append(guest['user_data'].split('seeds: "')[1]
+                          .split('"')[0])
+    # the first node seeded itself; the others joined through it
+    assert sorted(seeds_seen)[0] == ''
+    assert all(seeds_seen[i] for i in range(3)
+               if seeds_seen[i] != '') and seeds_seen.count('') == 1
+    addresses = sorted(n['address'] for n in nodes)
+    with _cql(addresses[0]) as cql:
+        session = cql.connect()
+        name = session.execute('SELECT cluster_name FROM system.local').one()
+        assert name.cluster_name == 'elastman-%s' % cluster_id
+        session.execute("CREATE KEYSPACE shop WITH replication = "
+                        "{'class': 'SimpleStrategy', 'replication_factor': 3}")
+        session.execute('CREATE TABLE shop.orders (id int PRIMARY KEY, '
+                        'item text)')
+        insert = session.prepare('INSERT INTO shop.orders (id, item) '
+                                 'VALUES (?, ?)')
+        insert.consistency_level = ConsistencyLevel.ALL
+        for i in range(ROWS):
+            session.execute(insert, (i, 'item-%d' % i))
+
+    # out by one, back in by one, all through Nova in tenant-a
+    action = _scale(api, cluster_id, 4)
+    assert action['state'] == 'SUCCEEDED', action
+    doc = api.cluster(cluster_id)
+    assert len(doc['nodes']) == 4 and {n['state'] for n in doc['nodes']} \
+        == {'UN'}
+    assert len([s for s in cloud.servers(alice.project_id)
+                if s.name.startswith('orders-')]) == 4
+    action = _scale(api, cluster_id, 3)
+    assert action['state'] == 'SUCCEEDED', action
+    doc = api.cluster(cluster_id)
+    assert len(doc['nodes']) == 3
+    servers = [s for s in cloud.servers(alice.project_id)
+               if s.name.startswith('orders-')]
+    assert sorted(s.id for s in servers) == sorted(
+        n['server_id'] for n in doc['nodes'])
+    with _cql(doc['nodes'][0]['address']) as cql:
+        query = SimpleStatement('SELECT id, item FROM shop.orders',
+                                consistency_level=ConsistencyLevel.ALL)
+        rows = {r.id: r.item for r in cql.connect().execute(query)}
+    assert rows == {i: 'item-%d' % i for i in range(ROWS)}
+
+    # every server of the cluster is the tenant's; bob's decoy untouched
+    for server in _cluster_servers(cloud, cluster_id):
+        assert server.project_id in (alice.project_id, bob.project_id)
+    assert bob_cloud.compute.get_server(decoy.id).status == 'ACTIVE'
+
+    _delete(cloud, api, cluster_id)
+    left = [s for s in cloud.servers(alice.project_id)]
+    assert left == []
+    assert [s.id for s in _cluster_servers(cloud, cluster_id)] == [decoy.id]
+    assert not [g for g in alice.cloud().compute.server_groups()
+                if g.name == 'elastman-%s' % cluster_id]
+    assert {t.id for t in cloud.trusts()} == trusts_before
+    assert [p for p in alice.cloud().network.ports()] == []
+    bob_cloud.compute.delete_server(decoy)
+    bob_cloud.compute.wait_for_delete(decoy, wait=120)
+
+
+def _failed(api, cluster_id, expected):
+    """The create failed with ``expected`` in its reason, on the action and
+    on the cluster."""
+    doc = api.wait_cluster(cluster_id, states=('ERROR',), timeout=300)
+    [action] = api.actions(cluster_id)
+    assert action['state'] == 'FAILED', action
+    assert expected in action['reason'], action['reason']
+    assert expected in doc['status_reason'], doc['status_reason']
+    assert doc['nodes'] == []
+    return action
+
+
+@pytest.mark.parametrize('field,value,expected', [
+    ('image', 'no-such-image', 'Image no-such-image not found'),
+    ('networks', ['no-such-net'], 'Network no-such-net not found'),
+])
+def test_missing_image_or_network(cloud, alice, field, value, expected):
+    api = alice.api(cloud.api_url)
+    trusts_before = {t.id for t in cloud.trusts()}
+    cluster = _create(api, alice, 'bad-%s' % field, 2, **{field: value})
+    _failed(api, cluster['id'], expected)
+    assert cloud.servers(alice.project_id) == []
+    _delete(cloud, api, cluster['id'])
+    assert {t.id for t in cloud.trusts()} == trusts_before
+
+
+def test_exceeded_quota(cloud, alice):
+    api = alice.api(cloud.api_url)
+    cloud.admin.compute.update_quota_set(alice.project_id, instances=2)
+    try:
+        cluster = _create(api, alice, 'too-big', 3)
+        _failed(api, cluster['id'], 'Quota of project %s exceeded'
+                % alice.project_id)
+        reason = api.cluster(cluster['id'])['status_reason']
+        assert 'instances: 0 used of 2, 3 more needed' in reason
+        assert cloud.servers(alice.project_id) == []
+        _delete(cloud, api, cluster['id'])
+    finally:
+        cloud.admin.compute.revert_quota_set(alice.project_id)
+
+
+def test_expired_trust(cloud, alice):
+    """A cluster whose trust expired: the action fails saying so, and
+    nothing is created."""
+    api = alice.api(cloud.api_url)
+    cluster = _create(api, alice, 'expired', 1, image='no-such-image')
+    _failed(api, cluster['id'], 'not found')
+    # alice's own trust to elastman, expiring in a few seconds
+    expires = (datetime.datetime.now(datetime.timezone.utc)
+               + datetime.timedelta(seconds=3))
+    trust = ks_client.Client(session=alice.session).trusts.create(
+        trustor_user=alice.session.get_user_id(),
+        trustee_user=cloud.trustee_user_id, project=alice.project_id,
+        role_names=['member'], impersonation=True,
+        expires_at=expires.replace(tzinfo=None))
+    row = cloud.store.clusters.get(cluster_id := __import__('uuid').UUID(
+        cluster['id']))
+    spec = dict(row['spec'], trust_id=trust.id, image=alice.image_id)
+    cloud.store.clusters.update(cluster_id, spec=spec)
+    time.sleep(4)
+    resp = api('POST', '/v1/clusters/%s/scale' % cluster['id'],
+               json={'count': 1})
+    assert resp.status_code == 202, resp.text
+    action = api.wait_action(cluster['id'], resp.json()['action']['id'])
+    assert action['state'] == 'FAILED'
+    assert 'Keystone refuses trust %s' % trust.id in action['reason']
+    doc = api.cluster(cluster['id'])
+    assert doc['state'] == 'ERROR'
+    assert 'Keystone refuses trust %s' % trust.id in doc['status_reason']
+    assert cloud.servers(alice.project_id) == []
+    _delete(cloud, api, cluster['id'])

@@ -1,0 +1,298 @@
+"""The executor against a cloud: the cluster's project and request, the
+seeds it hands new nodes, quota, failures, and registered rings (with an
+in-memory store, driver and nodetool)."""
+import copy
+
+import pytest
+
+from elastman.actuator import executor as executor_mod
+from elastman.cassandra import nodetool
+from elastman.common import exception
+from elastman.compute import base as compute
+
+
+class Clusters:
+    def __init__(self):
+        self.rows = {}
+
+    def get(self, cluster_id):
+        if cluster_id not in self.rows:
+            raise exception.NotFound(kind='cluster', id=cluster_id)
+        return copy.deepcopy(self.rows[cluster_id])
+
+    def update(self, cluster_id, **fields):
+        self.rows[cluster_id].update(copy.deepcopy(fields))
+        return self.get(cluster_id)
+
+    def delete(self, cluster_id):
+        self.rows.pop(cluster_id, None)
+
+
+class Nodes:
+    def __init__(self):
+        self.rows = {}
+
+    def list(self, cluster_id):
+        return [dict(r) for (c, _n), r in sorted(self.rows.items())
+                if c == cluster_id]
+
+    def get(self, cluster_id, node_id):
+        try:
+            return dict(self.rows[cluster_id, node_id])
+        except KeyError:
+            raise exception.NotFound(kind='node', id=node_id)
+
+    def upsert(self, cluster_id, node_id, **fields):
+        row = self.rows.setdefault((cluster_id, node_id), {
+            'node_id': node_id, 'cluster_id': cluster_id})
+        row.update(fields)
+        return dict(row)
+
+    def delete(self, cluster_id, node_id):
+        self.rows.pop((cluster_id, node_id), None)
+
+
+class Actions:
+    def __init__(self):
+        self.rows = {}
+
+    def create(self, cluster_id, kind, params):
+        action = {'id': 'a%d' % len(self.rows), 'cluster_id': cluster_id,
+                  'kind': kind, 'params': params, 'step': 'requested',
+                  'state': 'PENDING', 'result': {}, 'reason': None}
+        self.rows[action['id']] = action
+        return dict(action)
+
+    def advance(self, cluster_id, action_id, step, state='RUNNING',
+                expected_step=None, result=None, reason=None):
+        row = self.rows[action_id]
+        row.update(step=step, state=state, reason=reason,
+                   result=copy.deepcopy(result))
+
+    def get(self, cluster_id, action_id):
+        return dict(self.rows[action_id])
+
+
+class Store:
+    def __init__(self):
+        self.clusters, self.nodes, self.actions = Clusters(), Nodes(), Actions()
+
+
+class Cloud(compute.ComputeDriver):
+    """Servers come up ACTIVE at once; records what was asked."""
+
+    name = 'fake'
+
+    def __init__(self, conf=None, project=None):
+        super().__init__(conf)
+        self.project = project
+        self.servers = {}
+        self.created = []
+        self.scopes = []
+        self.quota_left = None
+        self.released = []
+        self.fail_create = None
+
+    def scoped(self, project_id, trust_id):
+        self.scopes.append((project_id, trust_id))
+        return self
+
+    def flavors(self):
+        return {'small': {}}
+
+    def create(self, name, flavor, metadata=None, *, seeds=None,
+               request=None):
+        if self.fail_create:
+            raise self.fail_create
+        index = len(self.created) + 1
+        server = compute.Server(
+            id='s%d' % index, name=name, address='10.0.0.%d' % index,
+            flavor=flavor, status=compute.ACTIVE,
+            metadata=dict(metadata or {}), jmx_host='10.0.0.%d' % index,
+            jmx_port=7199, project_id=self.project)
+        self.servers[server.id] = server
+        self.created.append((name, list(seeds or []), request))
+        return server
+
+    def get(self, server_id):
+        if server_id not in self.servers:
+            raise compute.ServerNotFound(id=server_id)
+        return self.servers[server_id]
+
+    def list(self, cluster_id=None):
+        return [s for s in self.servers.values()
+                if cluster_id is None or s.cluster_id == cluster_id]
+
+    def delete(self, server_id):
+        self.servers.pop(server_id, None)
+
+    def check_quota(self, flavor, count):
+        if self.quota_left is not None and count > self.quota_left:
+            raise compute.QuotaExceeded(project=self.project,
+                                        reason='instances: no room')
+
+    def release(self, cluster_id):
+        self.released.append(cluster_id)
+
+
+class Ring:
+    """nodetool of a ring in which every server the cloud made is UN."""
+
+    def __init__(self, cloud, extra=()):
+        self.cloud = cloud
+        self.extra = list(extra)
+        self.calls = []
+
+    def __call__(self, host, port):
+        self.calls.append((host, port))
+        return self
+
+    def status(self):
+        members = [s.address for s in self.cloud.servers.values()]
+        return [nodetool.NodeStatus('dc1', 'U', 'N', a, 1, 16, 33.3,
+                                    '00000000-0000-0000-0000-%012d' % i,
+                                    'rack1')
+                for i, a in enumerate(members + self.extra)]
+
+    def describe_cluster(self):
+        return {'name': 'Shop Cluster'}
+
+    def cleanup(self, timeout=None):
+        pass
+
+    def netstats(self):
+        return {'mode': 'NORMAL'}
+
+    def decommission(self, progress=None, timeout=None):
+        pass
+
+
+SPEC = {'mode': 'managed', 'flavor': 'small', 'image': 'img-1',
+        'networks': ['net-a'], 'security_groups': ['cassandra'],
+        'trust_id': 'trust-1'}
+
+
+@pytest.fixture
+def world(conf):
+    conf.set_override('join_timeout', 5, 'actuator')
+    store = Store()
+    cloud = Cloud(project='proj-a')
+    store.clusters.rows['c1'] = {'id': 'c1', 'name': 'shop',
+                                 'project_id': 'proj-a', 'state': 'CREATING',
+                                 'spec': dict(SPEC), 'policy': {}}
+    ring = Ring(cloud)
+    executor = executor_mod.ActionExecutor(conf, store, cloud,
+                                           nodetool_factory=ring)
+    return store, cloud, ring, executor
+
+
+def _run(store, executor, kind, **params):
+    return executor.run(store.actions.create('c1', kind, params))
+
+
+def test_create_in_the_project_with_the_request_and_seeds(world):
+    store, cloud, _ring, executor = world
+    done = _run(store, executor, 'create', count=3, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert ('proj-a', 'trust-1') in cloud.scopes
+    request = compute.ServerRequest(image='img-1', networks=['net-a'],
+                                    security_groups=['cassandra'])
+    assert [c[2] for c in cloud.created] == [request] * 3
+    # the first node seeds itself, the next ones join through the seeds
+    assert [c[1] for c in cloud.created] == [
+        [], ['10.0.0.1'], ['10.0.0.1', '10.0.0.2']]
+    assert store.clusters.get('c1')['state'] == 'ACTIVE'
+
+
+def test_quota_is_checked_before_any_server(world):
+    store, cloud, _ring, executor = world
+    cloud.quota_left = 2
+    done = _run(store, executor, 'create', count=3, flavor='small')
+    assert done['state'] == 'FAILED'
+    assert 'Quota of project proj-a exceeded' in done['reason']
+    assert cloud.created == [] and cloud.servers == {}
+    cluster = store.clusters.get('c1')
+    assert cluster['state'] == 'ERROR'       # nothing was made
+    assert 'Quota of project proj-a exceeded' in cluster['status_reason']
+
+
+def test_failed_create_leaves_no_server(world):
+    store, cloud, _ring, executor = world
+    cloud.fail_create = compute.ComputeError(driver='fake',
+                                             reason='Image img-1 not found')
+    done = _run(store, executor, 'create', count=2, flavor='small')
+    assert done['state'] == 'FAILED'
+    assert 'Image img-1 not found' in done['reason']
+    assert cloud.servers == {} and store.nodes.list('c1') == []
+    assert store.clusters.get('c1')['state'] == 'ERROR'
+
+
+def test_delete_releases_the_server_group(world):
+    store, cloud, _ring, executor = world
+    _run(store, executor, 'create', count=1, flavor='small')
+    store.clusters.update('c1', spec=dict(SPEC, trust_id=None))
+    done = _run(store, executor, 'delete', count=0)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert cloud.servers == {} and cloud.released == ['c1']
+    with pytest.raises(exception.NotFound):
+        store.clusters.get('c1')
+
+
+def _registered(store, seeds):
+    store.clusters.rows['c1'].update(
+        state='ACTIVE', spec={'mode': 'registered', 'jmx_port': 7199,
+                              'cql_port': 9042, 'trust_id': 'trust-1',
+                              'seeds': ['%s:9042' % s for s in seeds]})
+    for seed in seeds:
+        store.nodes.upsert('c1', seed, address=seed, seed=True,
+                           state='UNKNOWN')
+
+
+def test_register_maps_the_ring_and_never_removes_what_it_does_not_manage(
+        world):
+    store, cloud, ring, executor = world
+    for _ in range(2):
+        cloud.create('vm', 'small', {})        # the tenant's own servers
+    ring.extra = ['192.168.7.7']               # a node without a server
+    cloud.created.clear()
+    _registered(store, ['10.0.0.1'])
+    done = _run(store, executor, 'register', count=1)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert done['result']['mapped'] == ['10.0.0.1', '10.0.0.2']
+    assert done['result']['unmapped'] == ['192.168.7.7']
+    nodes = {n['node_id']: n for n in store.nodes.list('c1')}
+    assert set(nodes) == {'s1', 's2', '192.168.7.7'}
+    assert nodes['s1']['seed'] and not nodes['s2']['seed']
+    assert nodes['192.168.7.7']['server_id'] is None
+    spec = store.clusters.get('c1')['spec']
+    assert spec['cluster_name'] == 'Shop Cluster'
+    assert spec['flavor'] == 'small'
+    assert ring.calls[0] == ('10.0.0.1', 7199)
+
+    # scaling in by two: only the one removable non-seed can go
+    done = _run(store, executor, 'scale', count=1)
+    assert done['state'] == 'FAILED'
+    assert '2 of the 3 serving nodes have a server' in done['reason']
+    assert len(cloud.servers) == 2
+    done = _run(store, executor, 'scale_in', nodes=['192.168.7.7'])
+    assert done['state'] == 'FAILED'
+    assert 'elastman does not remove them' in done['reason']
+    done = _run(store, executor, 'scale', count=2)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert sorted(n['node_id'] for n in store.nodes.list('c1')) == [
+        '192.168.7.7', 's1']
+    assert list(cloud.servers) == ['s1']
+
+
+def test_register_fails_clearly_when_no_seed_answers(world, monkeypatch):
+    store, _cloud, ring, executor = world
+    _registered(store, ['10.9.9.9'])
+
+    def refuse():
+        raise exception.NodetoolError(command='status', node='10.9.9.9',
+                                      reason='Connection refused')
+    monkeypatch.setattr(ring, 'status', refuse)
+    done = _run(store, executor, 'register', count=1)
+    assert done['state'] == 'FAILED'
+    assert 'no seed answers on JMX' in done['reason']
+    assert 'Connection refused' in done['reason']
