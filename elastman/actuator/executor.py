@@ -452,22 +452,35 @@ class ActionExecutor:
         server group and its trust go, then the cluster's rows."""
         cluster_id = str(action['cluster_id'])
         cloud = self._cloud(action)
-        for server in cloud.list(cluster_id):
+        try:
+            servers = cloud.list(cluster_id)
+        except trusts.TrustError as exc:
+            if any(n.get('server_id') for n in
+                   self.store.nodes.list(action['cluster_id'])):
+                raise
+            # no server was ever recorded: nothing is left behind
+            LOG.warning('cluster %s has no server; deleting it although %s',
+                        cluster_id, exc)
+            result.setdefault('warnings', []).append(str(exc))
+            servers, cloud = [], None
+        for server in servers:
             cloud.delete(server.id)
-        for server in cloud.list(cluster_id):
+        for server in (cloud.list(cluster_id) if cloud else []):
             cloud.wait_for_state(server.id, compute.DELETED,
                                  timeout=self.opts.delete_timeout)
-        cloud.release(cluster_id)
-        self._advance(action, 'done', result, state='SUCCEEDED')
+        if cloud is not None:
+            cloud.release(cluster_id)
         trust_id = (self.store.clusters.get(action['cluster_id']).get(
             'spec') or {}).get('trust_id')
-        self.store.clusters.delete(action['cluster_id'])
         if trust_id:
             try:
                 trusts.delete_trust(self.conf, trust_id)
             except trusts.TrustError as exc:
-                LOG.warning('cluster %s deleted, its trust not: %s',
-                            cluster_id, exc)
+                LOG.warning('cluster %s: its trust stays: %s', cluster_id,
+                            exc)
+                result.setdefault('warnings', []).append(str(exc))
+        self._advance(action, 'done', result, state='SUCCEEDED')
+        self.store.clusters.delete(action['cluster_id'])
 
     def _fail(self, action: dict, result: dict, exc: Exception) -> None:
         reason = '%s failed at step %s: %s' % (action['kind'], action['step'],

@@ -66,8 +66,9 @@ def trust_session(conf, trust_id: str, project_id: str | None = None
             ks_exc.AuthorizationFailure) as exc:
         raise TrustError(reason=(
             'Keystone refuses trust %s%s (it expired, was deleted, or its '
-            'trustor lost a delegated role or was disabled); the cluster '
-            'needs a new one: %s' % (
+            'trustor lost a delegated role or was disabled); a member of the '
+            'project who scales or deletes the cluster gives it a new one: '
+            '%s' % (
                 trust_id, ' of project %s' % project_id if project_id
                 else '', exc))) from exc
     return sess

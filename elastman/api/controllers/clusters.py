@@ -58,6 +58,24 @@ class ClusterController(base.Controller):
         except trusts.TrustError as exc:
             raise errors.APIError(403, str(exc))
 
+    def _renew_trust(self, req, ctx, row: dict) -> dict:
+        """A cluster whose trust Keystone no longer accepts (expired,
+        deleted, trustor gone) gets a new one from the caller, a member of
+        its project, before the caller's request is carried out."""
+        spec = dict(row.get('spec') or {})
+        old = spec.get('trust_id')
+        if not old or not self._needs_trust():
+            return row
+        try:
+            trusts.trust_session(self.conf, old, row['project_id'])
+            return row
+        except trusts.TrustError as exc:
+            LOG.info('cluster %s: %s', row['id'], exc)
+        spec['trust_id'] = self._trust(req, ctx)
+        LOG.info('cluster %s: trust %s replaces %s, which Keystone refuses',
+                 row['id'], spec['trust_id'], old)
+        return self.store.clusters.update(row['id'], spec=spec)
+
     def index(self, req, ctx):
         limit, marker = self.page_args(req)
         all_projects = req.GET.get('all_projects', 'false').lower()
@@ -140,6 +158,7 @@ class ClusterController(base.Controller):
         if managed and (spec.get('trust_id') or
                         any(n.get('server_id') for n in nodes)):
             if row['state'] != 'DELETING':
+                row = self._renew_trust(req, ctx, row)
                 self.store.clusters.update(row['id'], state='DELETING',
                                            status_reason='delete requested')
                 self._request_scale(ctx, row, 'delete', 0, None)
@@ -164,6 +183,7 @@ class ClusterController(base.Controller):
         if row['state'] not in ('ACTIVE', 'ERROR'):
             raise errors.APIError(409, 'cluster %s is %s' % (cluster_id,
                                                              row['state']))
+        row = self._renew_trust(req, ctx, row)
         policy = row.get('policy') or {}
         low, high = policy.get('min_size', 1), policy.get('max_size', 1000)
         if not low <= body['count'] <= high:
