@@ -432,7 +432,9 @@ start() {
     prepare_databases
 
     SINCE=$(date -u +%Y-%m-%dT%H:%M:%S)
-    local g="gunicorn --no-control-socket --workers 1 --threads 8 --graceful-timeout 3"
+    # clients poll: idle connections stay open (a close racing a reused
+    # connection drops the request), and a loaded machine is no dead worker
+    local g="gunicorn --no-control-socket --workers 1 --threads 8 --graceful-timeout 3 --keep-alive 75 --timeout 300"
     svc_start placement-api $g --bind 127.0.0.1:$P_PLACEMENT --name placement-api placement.wsgi.api:application
     svc_start glance-api $g --bind 127.0.0.1:$P_GLANCE --name glance-api glance.wsgi.api:application
     svc_start fake-neutron $g --bind 127.0.0.1:$P_NEUTRON --name fake-neutron fake_neutron:application

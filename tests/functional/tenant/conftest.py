@@ -9,6 +9,7 @@ $ELASTMAN_TEST_NOVA_NETWORK (default 127.0.62.0/24).
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import ipaddress
 import os
 import pathlib
@@ -179,8 +180,12 @@ class Cloud:
         return json.loads(path.read_text())
 
     def trusts(self) -> list:
+        """The trusts to elastman's trustee that can still be used."""
+        now = datetime.datetime.now(datetime.timezone.utc).strftime(
+            '%Y-%m-%dT%H:%M:%S')
         return [t for t in self.keystone.admin.trusts.list()
-                if t.trustee_user_id == self.trustee_user_id]
+                if t.trustee_user_id == self.trustee_user_id
+                and (t.expires_at is None or t.expires_at > now)]
 
 
 def _user_session(keystone, user: str, project: str) -> ks_session.Session:
