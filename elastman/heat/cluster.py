@@ -48,7 +48,9 @@ class ElastmanCluster(resource.Resource):
     """A Cassandra cluster whose size elastman keeps at the SLO.
 
     Either register an existing cluster (``seeds``) or create one
-    (``flavor``, ``image``, ``size``). ``policy`` is its scaling policy.
+    (``flavor``, ``image``, ``size``). ``policy`` is its scaling policy. A
+    registered cluster has the size of its ring; ``size`` resizes it on
+    update, as it does a created one.
     """
 
     support_status = support.SupportStatus(version='2024.2')
@@ -89,7 +91,8 @@ class ElastmanCluster(resource.Resource):
                                  _('Image of new nodes.')),
         SIZE: properties.Schema(
             properties.Schema.INTEGER,
-            _('Nodes of a new cluster; an update resizes it.'),
+            _('Nodes of a new cluster; an update resizes it (a registered '
+              'one too).'),
             update_allowed=True, constraints=[_size]),
         CQL_PORT: properties.Schema(
             properties.Schema.INTEGER, _('CQL port.'),
@@ -181,9 +184,9 @@ class ElastmanCluster(resource.Resource):
         seeds = self.properties[self.SEEDS]
         new = [self.properties[p] is not None for p in (self.IMAGE,
                                                         self.SIZE)]
-        if seeds and any(new):
+        if seeds and new[0]:
             raise exception.StackValidationFailed(message=_(
-                'seeds (register) excludes image and size (create).'))
+                'seeds (register) excludes image (create).'))
         if not seeds and not all(new + [self.properties[self.FLAVOR]
                                         is not None]):
             raise exception.StackValidationFailed(message=_(
@@ -197,12 +200,13 @@ class ElastmanCluster(resource.Resource):
 
     # -- lifecycle ---------------------------------------------------------------
     def handle_create(self):
+        seeds = self.properties[self.SEEDS] or None
         cluster = self.client().create_cluster(
             self.properties[self.NAME] or self.physical_resource_name(),
-            seeds=self.properties[self.SEEDS] or None,
+            seeds=seeds,
             flavor=self.properties[self.FLAVOR],
             image=self.properties[self.IMAGE],
-            size=self.properties[self.SIZE],
+            size=None if seeds else self.properties[self.SIZE],
             cql_port=self.properties[self.CQL_PORT],
             networks=self.properties[self.NETWORKS] or None,
             security_groups=self.properties[self.SECURITY_GROUPS] or None,

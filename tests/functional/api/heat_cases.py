@@ -72,7 +72,7 @@ class ElastmanClusterTest(common.HeatTestCase):
 
     def test_validate_rejects_bad_properties(self):
         for change, msg in (
-                ({'image': 'i', 'size': 3}, 'excludes'),
+                ({'image': 'i'}, 'excludes'),
                 ({'seeds': None}, 'give seeds'),
                 ({'policy': {'min_size': 5, 'max_size': 2}}, 'min_size'),
                 ({'policy': {'slo_metric': 'bogus'}}, 'bogus'),
