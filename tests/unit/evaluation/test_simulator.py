@@ -64,9 +64,11 @@ def test_more_vms_lower_latency():
 
 def test_shipped_traces_are_what_the_generator_makes(tmp_path):
     paths = tr.write_shipped(str(tmp_path))
-    for p in paths:
-        shipped = open(tr.shipped_dir() + '/' + p.rsplit('/', 1)[1]).read()
-        assert open(p).read() == shipped
+    assert len(paths) == len(tr.SHIPPED)
+    for name, p in zip(tr.SHIPPED, paths):
+        # package data, read as an installed package would
+        assert tr.shipped_file(name).read_text() == open(p).read()
+    assert tr.shipped_file('ramp') is None
     t = tr.load('weekly', 100, 7, seed=1)
     assert len(t) == 7 * 1440 and t.total.max() > 2.5 * t.total.min()
 
