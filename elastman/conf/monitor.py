@@ -8,6 +8,14 @@ monitor_group = cfg.OptGroup('monitor', title='Monitor options',
 monitor_opts = [
     cfg.IntOpt('sampling_interval', default=60, min=1,
                help='Seconds between two workload/latency samples of a node.'),
+    cfg.StrOpt('metrics_source', default='jmx',
+               help='Where per-node rates, sizes and latency percentiles '
+                    'are read: a driver of the elastman.monitor.sources '
+                    'namespace. "jmx": Cassandra\'s metrics over JMX, '
+                    'percentiles over exactly each interval; "prometheus": '
+                    'a Prometheus server scraping the nodes\' JMX exporters '
+                    '([prometheus] options). Either way, a node the source '
+                    'cannot read is counted from the CQL virtual tables.'),
     cfg.FloatOpt('jmx_timeout', default=5.0, min=0.5,
                  help='Seconds one JMX query of a node may take before the '
                       'node counts as not answering this round.'),

@@ -2,8 +2,9 @@
 
 Each round (every ``[monitor] sampling_interval``) reads all nodes in
 parallel: a CQL liveness query on a one-connection session per node, then
-the node's cumulative coordinator counters and histograms over JMX (CQL
-virtual tables when JMX cannot be reached). Samples are differences to the
+the node's cumulative coordinator counters and histograms from the metrics
+source of ``[monitor] metrics_source`` (:mod:`elastman.monitor.sources`;
+the CQL virtual tables when the source cannot read the node). Samples are differences to the
 previous round; they are stored, summed per cluster and published as
 ``elastman.sample`` notifications. A node that does not answer in time is
 reported ``up=False`` and never delays the others.
@@ -22,9 +23,9 @@ from elastman.common import context as em_context
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
-from elastman.monitor import jmx
 from elastman.monitor import readings
 from elastman.monitor import sampler
+from elastman.monitor import sources
 
 LOG = logging.getLogger(__name__)
 
@@ -57,8 +58,7 @@ class MonitorManager(manager.Manager):
         excluded = frozenset(readings.SYSTEM_KEYSPACES
                              | {conf.store.keyspace}
                              | set(opts.excluded_keyspaces))
-        self.bridge = jmx.JmxBridge(conf)
-        self.jmx_reader = readings.JmxReader(self.bridge, excluded)
+        self.source = sources.load(conf, excluded)
         self.cql_reader = readings.CqlReader(opts.cql_timeout, excluded)
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=opts.max_parallel, thread_name_prefix='monitor-read')
@@ -71,9 +71,10 @@ class MonitorManager(manager.Manager):
     def start(self) -> None:
         super().start()
         try:
-            self.bridge.start()
+            self.source.start()
         except Exception as exc:   # sampling falls back to CQL meanwhile
-            LOG.warning('JMX bridge unavailable: %s', exc)
+            LOG.warning('metrics source %s unavailable: %s',
+                        self.source.name, exc)
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, self.transport, 'monitor.%s' % self.conf.host)
@@ -84,7 +85,7 @@ class MonitorManager(manager.Manager):
     def stop(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.cql_reader.close()
-        self.bridge.close()
+        self.source.close()
 
     def periodic_tasks(self):
         return [(self.sample_all, self.conf.monitor.sampling_interval)]
@@ -137,7 +138,7 @@ class MonitorManager(manager.Manager):
                 continue
             futures[key] = self._busy[key] = self._pool.submit(
                 self._read_node, _target(node))
-        budget = min(opts.jmx_timeout + opts.cql_timeout + 1.0,
+        budget = min(self.source.timeout + opts.cql_timeout + 1.0,
                      max(1.0, opts.sampling_interval * 0.8))
         concurrent.futures.wait(list(futures.values()), timeout=budget)
         ts = timeutils.utcnow()
@@ -158,8 +159,10 @@ class MonitorManager(manager.Manager):
                                      opts.sampling_interval)
             if current is not None:
                 self._previous[key] = current
-                sample['extra'] = {'jmx': float(current.source == 'jmx'),
-                                   **sampler.queue_extras(current, previous)}
+                sample['extra'] = {
+                    'jmx': float(current.source == 'jmx'),
+                    'cql_only': float(current.source == readings.CQL),
+                    **sampler.queue_extras(current, previous)}
             samples.append(sample)
         self._record(cluster_id, ts, samples)
         self._push_latencies(nodes, samples)
@@ -187,10 +190,9 @@ class MonitorManager(manager.Manager):
     def _read_node(self, target: readings.Target) -> readings.Reading:
         self.cql_reader.ping(target)
         try:
-            return self.jmx_reader.read(target)
-        except jmx.JmxError as exc:
-            LOG.warning('JMX of %s unusable (%s); counting from CQL virtual '
-                        'tables only', target.address, exc)
+            return self.source.read(target)
+        except sources.SourceError as exc:
+            LOG.warning('%s; counting from CQL virtual tables only', exc)
             return self.cql_reader.read(target)
 
     def _record(self, cluster_id: uuid.UUID, ts, samples: list[dict]) -> None:

@@ -71,7 +71,21 @@ def compute(cluster_id: uuid.UUID, node_id: str, ts: datetime.datetime,
         else None
     sample['write_bytes_mean'] = histogram.mean(write_size) if write_size \
         else None
+    _fill_from_gauges(sample, current.gauges, reads, writes)
     return sample
+
+
+def _fill_from_gauges(sample: dict, gauges: dict[str, float] | None,
+                      reads: int, writes: int) -> None:
+    """Take what the histograms left open from the source's own gauges,
+    for the kinds of request the interval had (as a histogram would)."""
+    for key, value in (gauges or {}).items():
+        if key not in METRIC_KEYS or key.endswith('_per_s') or \
+                sample[key] is not None or value is None:
+            continue
+        if (key.startswith('read_') and reads) or \
+                (key.startswith('write_') and writes):
+            sample[key] = float(value)
 
 
 def queue_extras(current: readings.Reading | None,

@@ -9,6 +9,8 @@ from elastman.monitor import jmx
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import readings
 from elastman.monitor import rpcapi
+from elastman.monitor import sources
+from elastman.monitor.sources import jmx as jmx_source
 
 
 @pytest.fixture
@@ -89,7 +91,7 @@ def mgr(conf, monkeypatch):
                                 read_latency=[0] * 128,
                                 write_latency=[0] * 128)
     monkeypatch.setattr(m.cql_reader, 'ping', ping)
-    monkeypatch.setattr(m.jmx_reader, 'read', read)
+    monkeypatch.setattr(m.source, 'read', read)
     yield m
     release.set()
     m.stop()
@@ -119,15 +121,16 @@ def test_down_and_hung_nodes_do_not_stall_others(mgr):
 
 def test_jmx_failure_falls_back_to_cql(mgr, monkeypatch):
     def broken(target):
-        raise jmx.JmxError(where='x', reason='refused')
+        raise sources.SourceError(source='jmx', where='x', reason='refused')
 
     def cql_read(target):
         return readings.Reading(mono=time.monotonic(), source='cql',
                                 reads=7, writes=3)
-    monkeypatch.setattr(mgr.jmx_reader, 'read', broken)
+    monkeypatch.setattr(mgr.source, 'read', broken)
     monkeypatch.setattr(mgr.cql_reader, 'read', cql_read)
     samples = {s['node_id']: s for s in mgr.sample_all()}
-    assert samples['a']['up'] and samples['a']['extra'] == {'jmx': 0.0}
+    assert samples['a']['up']
+    assert samples['a']['extra'] == {'jmx': 0.0, 'cql_only': 1.0}
 
 
 class FakeHostAgents:
@@ -152,7 +155,7 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
         return readings.Reading(mono=time.monotonic(), source='jmx',
                                 reads=reads['n'], writes=0,
                                 read_latency=hist, write_latency=[0] * 128)
-    monkeypatch.setattr(mgr.jmx_reader, 'read', read)
+    monkeypatch.setattr(mgr.source, 'read', read)
     mgr.sample_all()
     second = {s['node_id']: s for s in mgr.sample_all()}
     assert second['a']['read_p99_ms'] > 0
@@ -168,6 +171,8 @@ def test_rpc_versions():
 
 def test_jmx_reader_filters_keyspaces():
     class Bridge:
+        timeout = 1.0
+
         def submit(self, host, port, pattern, attrs, ops):
             return pattern
 
@@ -188,8 +193,40 @@ def test_jmx_reader_filters_keyspaces():
                 {'name': 'o.a.c.m:type=Table,keyspace=elastman,scope=l,'
                          'name=N',
                  'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}}]
-    reader = readings.JmxReader(Bridge(), frozenset({'system', 'elastman'}))
+    reader = jmx_source.JmxSource(None, frozenset({'system', 'elastman'}),
+                                  bridge=Bridge())
     got = reader.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert got.reads == 15 and got.read_latency == [10, 5]
     assert got.write_size == [0, 4]
     assert got.queue_wait == [1, 2]
+
+
+def test_sources_are_stevedore_drivers_chosen_by_configuration(conf):
+    source = sources.load(conf, frozenset())
+    assert isinstance(source, jmx_source.JmxSource)
+    assert source.name == 'jmx' and source.timeout == 0.5
+    conf.set_override('metrics_source', 'nonesuch', 'monitor')
+    try:
+        with pytest.raises(Exception) as err:
+            sources.load(conf, frozenset())
+        assert '[monitor] metrics_source' in str(err.value)
+        assert 'nonesuch' in str(err.value)
+    finally:
+        conf.clear_override('metrics_source', 'monitor')
+
+
+def test_jmx_failure_is_a_source_error():
+    class Bridge:
+        timeout = 1.0
+
+        def submit(self, host, port, pattern, attrs, ops):
+            return None
+
+        def result(self, future):
+            raise jmx.JmxError(where='127.0.0.1:7199',
+                               reason='connection refused')
+    source = jmx_source.JmxSource(None, frozenset(), bridge=Bridge())
+    with pytest.raises(sources.SourceError) as err:
+        source.read(readings.Target('10.0.0.1', jmx_port=7199))
+    assert 'connection refused' in str(err.value)
+    assert '10.0.0.1:7199' in str(err.value)
