@@ -1,10 +1,14 @@
-"""One control period of one cluster: gather the inputs, decide, record.
+"""One cluster's decisions, from the store: the planning loop every control
+period and the latency guard every monitor interval.
 
-Inputs come from the store, where the other workers leave them: the latest
-forecast of the cluster's read and write intensity (predictor), each node's
-latest sample (monitor), and the capacity models (trainer state). The
-decision itself is :func:`elastman.actuator.decision.decide`; every period's
-decision, with its inputs and reason, is stored as a decision record.
+The inputs are where the other workers leave them: each node's newest
+samples (monitor), the newest forecast of the cluster's read and write
+intensity (predictor), the capacity models (trainer), the host agents'
+interference reports and the action journal. The decisions themselves are
+:func:`elastman.actuator.planning.plan` and
+:func:`elastman.actuator.guard.evaluate`, the same functions the simulator
+runs; every decision is stored as a decision record with its inputs and
+reason.
 """
 from __future__ import annotations
 
@@ -16,26 +20,40 @@ from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import guard as guard_mod
+from elastman.actuator import planning
 from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
 from elastman.common import exception
 from elastman.common import timestamps
-from elastman.store import model_state as persistence
+from elastman.store import model_state
 
 LOG = logging.getLogger(__name__)
 
-FORECAST_METRICS = ('reads_per_s', 'writes_per_s')
+FORECAST_METRICS = workload.LOAD_KEYS
+
+
+def _sample_load(row: dict) -> dict[str, Any]:
+    """The keys of a stored sample the decision reads: load, sizes, and the
+    SLO metrics (the monitor keeps the queue-inclusive one in ``extra``)."""
+    out = {k: v for k, v in row.items()
+           if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')
+           or k.endswith('_p99_ms')}
+    out.update({k: v for k, v in (row.get('extra') or {}).items()
+                if k.endswith('_p99_ms')})
+    return out
 
 
 class Controller:
-    """Decides for one cluster per control period."""
+    """Decides for one cluster: :meth:`decide` (planning) and :meth:`guard`."""
 
     def __init__(self, conf, store) -> None:
         self.conf = conf
         self.store = store
 
+    # -- inputs ------------------------------------------------------------------
     def _forecast(self, cluster_id, now: float,
-                  horizon_s: float) -> dict[str, Any]:
+                  horizon_s: float, plan_on: str = 'point') -> dict[str, Any]:
         """The highest predicted value of each metric within the horizon."""
         predicted, info = {}, {}
         for metric in FORECAST_METRICS:
@@ -48,9 +66,12 @@ class Controller:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
             steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
-            values = list(row['predicted'])[:steps] or [0.0]
+            series = row.get('upper') if plan_on == 'quantile' else None
+            used = 'quantile' if series else 'point'
+            values = list(series or row['predicted'])[:steps] or [0.0]
             predicted[metric] = max(values)
-            info[metric] = {'value': predicted[metric],
+            info[metric] = {'value': predicted[metric], 'used': used,
+                            'horizon_s': horizon_s,
                             'forecaster': row['forecaster'],
                             'weights': dict(row['weights'] or {}),
                             'made_at': row['ts'].isoformat()}
@@ -77,6 +98,83 @@ class Controller:
                 found[node['node_id']] = float(vm['interference_index'])
         return found
 
+    def _recent(self, cluster_id, serving: list[dict], now: float,
+                rounds: int) -> dict[str, list[dict]]:
+        """Each serving node's newest fresh samples, newest first."""
+        fresh_s = self.conf.actuator.sample_max_age
+        out = {}
+        for node in serving:
+            rows = self.store.samples.for_node(cluster_id, node['node_id'],
+                                               limit=rounds)
+            rows = [r for r in rows if r.get('up') is not False
+                    and now - timestamps.epoch(r['ts']) <= fresh_s]
+            if rows:
+                out[node['node_id']] = rows
+        return out
+
+    def _joins(self, cluster_id) -> planning.JoinClock:
+        """How long this cluster's scale-outs took, from the journal."""
+        clock = planning.JoinClock()
+        for a in self.store.actions.list(cluster_id, limit=50):
+            result = a.get('result') or {}
+            started, joined = result.get('started_at'), result.get('joined_at')
+            if a['kind'] == 'scale_out' and started and joined:
+                flavor = (a.get('params') or {}).get('flavor') or ''
+                done = (timestamps.epoch(a['updated_at']) - float(started)
+                        if a['state'] == 'SUCCEEDED' else None)
+                clock.record(flavor, float(joined) - float(started), done)
+        return clock
+
+    def _state(self, cluster: dict, serving: list[dict], now: float,
+               interference: dict[str, float],
+               in_band: list[str]) -> decision_mod.ClusterState:
+        cluster_id = cluster['id']
+        unfinished = self.store.actions.unfinished(cluster_id)
+        finished = [a for a in self.store.actions.list(cluster_id, limit=20)
+                    if a['state'] == 'SUCCEEDED']
+        last_action_at = timestamps.epoch(finished[0]['updated_at']) \
+            if finished else None
+        last_kind = finished[0]['kind'] if finished else None
+        return decision_mod.ClusterState(
+            nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
+                                         bool(n.get('seed')),
+                                         interference.get(n['node_id'], 0.0))
+                   for n in serving],
+            action_in_flight=bool(unfinished), last_action_at=last_action_at,
+            started_at=timestamps.epoch(cluster.get('created_at')),
+            in_warning_band=in_band, last_action_kind=last_kind)
+
+    def _rounds(self, policy: policy_mod.ScalingPolicy,
+                recent: dict[str, list[dict]]) -> list[guard_mod.Round]:
+        """The guard's view: per monitor round (newest first), each node's
+        measured SLO metric."""
+        by_ts: dict[Any, dict[str, float]] = {}
+        for node, rows in recent.items():
+            for row in rows:
+                value = _sample_load(row).get(policy.slo_metric)
+                if value is not None:
+                    by_ts.setdefault(row['ts'], {})[node] = float(value)
+        return [guard_mod.Round(timestamps.epoch(ts), p99)
+                for ts, p99 in sorted(by_ts.items(), reverse=True)]
+
+    @staticmethod
+    def _measured(policy: policy_mod.ScalingPolicy,
+                  recent: dict[str, list[dict]]) -> dict[str, float]:
+        """Each node's newest measured SLO metric."""
+        out = {}
+        for node, rows in recent.items():
+            value = _sample_load(rows[0]).get(policy.slo_metric)
+            if value is not None:
+                out[node] = float(value)
+        return out
+
+    def _record(self, cluster_id, result: decision_mod.Decision) -> None:
+        self.store.actions.record_decision(
+            cluster_id, datetime.datetime.fromtimestamp(
+                result.at, datetime.timezone.utc), result.kind,
+            result.to_dict())
+
+    # -- the planning loop -----------------------------------------------------
     def decide(self, cluster: dict, now: float | None = None,
                record: bool = True) -> decision_mod.Decision:
         now = time.time() if now is None else now
@@ -84,57 +182,82 @@ class Controller:
         policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         nodes = self.store.nodes.list(cluster_id)
         serving = executor_mod.serving_nodes(nodes)
-        unfinished = self.store.actions.unfinished(cluster_id)
-        finished = [a for a in self.store.actions.list(cluster_id, limit=20)
-                    if a['state'] == 'SUCCEEDED']
-        last_action_at = timestamps.epoch(finished[0]['updated_at']) if finished \
-            else None
-
-        current = {}
-        for node in serving:
-            rows = self.store.samples.for_node(cluster_id, node['node_id'],
-                                               limit=1)
-            if rows and rows[0].get('up') is not False:
-                current[node['node_id']] = {
-                    k: v for k, v in rows[0].items()
-                    if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')}
-        horizon = policy.control_period_s + self.conf.actuator.join_timeout
-        forecast = self._forecast(cluster_id, now, horizon)
-        observed = {k: sum(c.get(k) or 0.0 for c in current.values())
-                    for k in workload.LOAD_KEYS}
-        # be ready for the larger of the forecast peak and what is served
-        # now: a forecast that lags a rising load must not remove a node
-        predicted = {k: max(forecast['predicted'].get(k, 0.0), observed[k])
-                     for k in workload.LOAD_KEYS} \
-            if forecast['predicted'] else observed
-        per_vm = workload.split_workload(predicted, current)
-        registry = persistence.load_state(self.store, str(cluster_id))
-        estimates = (workload.estimate_capacities(registry, per_vm)
-                     if registry is not None else {})
+        recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
+        current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
+        assessment = guard_mod.assess(policy, self._rounds(policy, recent))
+        clock = self._joins(cluster_id)
+        join_s = clock.join_time(policy.default_flavor, self.conf.actuator.join_timeout)
+        busy_s = clock.busy_time(policy.default_flavor, join_s)
+        horizon = planning.horizon_s(policy, join_s, busy_s)
+        forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
+        registry = model_state.load_state(self.store, str(cluster_id))
         interference = self._interference(serving, now)
-        state = decision_mod.ClusterState(
-            nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
-                                         bool(n.get('seed')),
-                                         interference.get(n['node_id'], 0.0))
-                   for n in serving],
-            action_in_flight=bool(unfinished), last_action_at=last_action_at,
-            started_at=timestamps.epoch(cluster.get('created_at')))
-        inputs = {'forecast': forecast['forecast'],
-                  'predicted_cluster': predicted,
-                  'observed_cluster': observed,
-                  'forecast_used': bool(forecast['predicted']),
-                  'per_vm_workload': per_vm,
-                  'interference': interference,
+        state = self._state(cluster, serving, now, interference,
+                            assessment.in_band if policy.guard else [])
+        flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
+        inputs = {'forecast': forecast['forecast'], 'horizon_s': horizon,
+                  'join_s': join_s, 'busy_s': busy_s, 'interference': interference,
+                  'guard': assessment.to_dict(),
                   'model_versions': registry.versions() if registry else {},
                   'policy': policy.to_dict()}
-        result = decision_mod.decide(policy, state, estimates, now, inputs)
+        measured = self._measured(policy, recent)
+        result = planning.plan(policy, state, current, forecast['predicted'],
+                               registry, now, flavors, inputs, measured)
         if record:
-            self.store.actions.record_decision(
-                cluster_id, datetime.datetime.fromtimestamp(
-                    now, datetime.timezone.utc), result.kind,
-                result.to_dict())
+            self._record(cluster_id, result)
         LOG.info('cluster %s: %s', cluster_id, result.reason)
         return result
+
+    # -- the latency guard -----------------------------------------------------
+    def guard(self, cluster: dict, now: float | None = None,
+              record: bool = True) -> decision_mod.Decision | None:
+        """The guard's decision on the newest samples; None while the latency
+        is green or the band has not lasted (nothing is recorded then)."""
+        now = time.time() if now is None else now
+        cluster_id = cluster['id']
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        if not policy.guard:
+            return None
+        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
+        recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
+        rounds = self._rounds(policy, recent)
+        current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
+        registry = model_state.load_state(self.store, str(cluster_id))
+        flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
+        estimates = planning.guard_estimates(policy, registry, current, flavors,
+                                             self._measured(policy, recent))
+        state = self._state(cluster, serving, now, {}, [])
+        assessment = guard_mod.evaluate(
+            policy, state, rounds, estimates, now,
+            last_level=self._last_guard_level(cluster_id),
+            inputs={'observed_cluster': planning.observed_load(current),
+                    'policy': policy.to_dict()})
+        result = assessment.decision
+        if result is None:
+            return None
+        if record:
+            self._record(cluster_id, result)
+        LOG.info('cluster %s: %s', cluster_id, result.reason)
+        return result
+
+    def newest_sample_at(self, cluster: dict) -> float | None:
+        """When the monitor last sampled the cluster (the guard's clock)."""
+        newest = None
+        for node in executor_mod.serving_nodes(self.store.nodes.list(cluster['id'])):
+            rows = self.store.samples.for_node(cluster['id'], node['node_id'], limit=1)
+            if rows:
+                ts = timestamps.epoch(rows[0]['ts'])
+                newest = ts if newest is None else max(newest, ts)
+        return newest
+
+    def _last_guard_level(self, cluster_id) -> float | None:
+        """The severity at the guard's last scale-out, while its cool-down
+        may still run."""
+        for row in self.store.actions.decisions(cluster_id, limit=20):
+            record = row.get('record') or {}
+            if record.get('trigger') == 'guard' and row['action'] != 'none':
+                return ((record.get('inputs') or {}).get('guard') or {}).get('level')
+        return None
 
     def action_for(self, cluster: dict,
                    result: decision_mod.Decision) -> dict | None:
@@ -146,5 +269,6 @@ class Controller:
         else:
             params = {'nodes': list(result.remove_nodes)}
         params['decided_at'] = result.at
+        params['trigger'] = result.trigger
         return self.store.actions.create(cluster['id'], result.kind, params,
                                          step='requested')

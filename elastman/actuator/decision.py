@@ -48,7 +48,9 @@ How a capacity bound enters (``CapacityEstimate.bound``):
 * ``upper`` (the true capacity is below ``c_x``; all cells violated):
   ``w_x > c_x`` is surely a violation (its term under-estimates the need);
   ``w_x <= c_x`` is uncertain, as above.
-* ``unknown`` (no cells): no decision at all ("model not usable").
+* ``unknown`` (no cells, or no fresh sample): left out of the sums; it
+  cannot block a scale-out the other VMs call for, but it blocks a scale-in
+  (with no estimate at all there is no decision: "model not usable").
 """
 from __future__ import annotations
 
@@ -86,13 +88,17 @@ class ClusterState:
 
     ``last_action_at`` is when the last action completed (cool-down start);
     ``started_at`` when elastman began modelling the cluster (warm-up start;
-    ``None``: the caller has handled warm-up).
+    ``None``: the caller has handled warm-up). ``in_warning_band`` lists the
+    VMs whose measured latency is in the guard's warning band or above the
+    SLO (:mod:`elastman.actuator.guard`): while there is one, no scale-in.
     """
 
     nodes: list[NodeInfo]
     action_in_flight: bool = False
     last_action_at: float | None = None
     started_at: float | None = None
+    in_warning_band: list[str] = dataclasses.field(default_factory=list)
+    last_action_kind: str | None = None
 
     @property
     def size(self) -> int:
@@ -142,6 +148,7 @@ class Decision:
     kind: str
     reason: str
     at: float
+    trigger: str = 'plan'      # 'plan' (control period) or 'guard' (latency)
     flavor: str | None = None
     count: int = 0
     remove_nodes: list[str] = dataclasses.field(default_factory=list)
@@ -344,7 +351,9 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         return none('the cluster has no serving node', 'empty')
     if cluster.action_in_flight:
         return none('an action is in flight', 'in_flight')
-    if cluster.last_action_at is not None and now - cluster.last_action_at < policy.cooldown_s:
+    cooling = (cluster.last_action_at is not None
+               and now - cluster.last_action_at < policy.cooldown_s)
+    if cooling and cluster.last_action_kind != SCALE_OUT:
         left = policy.cooldown_s - (now - cluster.last_action_at)
         return none('cooling down (%.0f s left)' % left, 'cooldown')
     if cluster.size < policy.floor:
@@ -354,13 +363,30 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         left = policy.warmup_s - (now - cluster.started_at)
         return none('warming up (%.0f s left)' % left, 'warmup')
     unknown = sum(f.unknown for f in d.flavors.values())
-    if unknown:
-        return none('warming up, model not usable (%d of %d VMs have no capacity '
-                    'estimate)' % (unknown, cluster.size), 'model')
+    if unknown == cluster.size:
+        return none('model not usable (none of the %d VMs has a capacity '
+                    'estimate yet)' % cluster.size, 'model')
 
+    # VMs without an estimate (no fresh sample, no model yet) are left out of
+    # the sums: they cannot block a scale-out the others call for, but they
+    # do block a scale-in
     out = _scale_out(policy, cluster, d)
     if out is not None:
         return out
+    if cooling:
+        # after a scale-out, another one may follow at once (the load still
+        # rises); a scale-in waits for the cool-down
+        left = policy.cooldown_s - (now - cluster.last_action_at)
+        return none('no scale-out needed; cooling down after a scale-out '
+                    '(%.0f s left)' % left, 'cooldown')
+    if unknown:
+        return none('%d of %d VMs have no capacity estimate; scale in needs '
+                    'every VM known' % (unknown, cluster.size), 'model')
+    if cluster.in_warning_band:
+        return none('the measured latency of %d VM(s) is in the warning band '
+                    '(%s); no scale-in' % (len(cluster.in_warning_band),
+                                           ', '.join(cluster.in_warning_band[:5])),
+                    'latency')
     return _scale_in(policy, cluster, d, by_node)
 
 

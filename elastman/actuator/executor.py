@@ -17,6 +17,7 @@ decommission that fails leaves the node and its server in place.
 """
 from __future__ import annotations
 
+import datetime
 import os
 import time
 import uuid
@@ -52,6 +53,19 @@ def lease_name(cluster_id) -> str:
 def serving_nodes(nodes: list[dict]) -> list[dict]:
     """Nodes that count in the cluster (not joining, leaving or failed)."""
     return [n for n in nodes if n.get('state') in SERVING]
+
+
+def _started_at(action: dict) -> float:
+    """When the action was journalled (the decision's time if known)."""
+    decided = (action.get('params') or {}).get('decided_at')
+    if decided:
+        return float(decided)
+    created = action.get('created_at')
+    if created is not None:
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=datetime.timezone.utc)
+        return created.timestamp()
+    return time.time()
 
 
 class ActionExecutor:
@@ -112,10 +126,14 @@ class ActionExecutor:
             self._advance(action, 'creating' if plan['add'] else
                           'decommissioning', result)
         if action['step'] == 'creating':
+            # when the join began, so that the controller learns how long
+            # joins take (the planning horizon)
+            result.setdefault('started_at', _started_at(action))
             self._create(action, result)
             self._advance(action, 'joining', result)
         if action['step'] == 'joining':
             self._wait_joined(action, result['servers'])
+            result.setdefault('joined_at', time.time())
             self._advance(action, 'cleaning', result)
         if action['step'] == 'cleaning':
             self._cleanup(action, result)

@@ -45,6 +45,10 @@ class ActuatorManager(manager.Manager):
         self._pool: futures.ThreadPoolExecutor | None = None
         self._running: dict[str, futures.Future] = {}
         self._last_decision: dict[str, float] = {}
+        self._guarded: dict[str, float] = {}
+        # clusters whose action ended since their last decision: they are
+        # decided at once, not at the next control period
+        self._ended: dict[str, bool] = {}
         self._lock = threading.Lock()
 
     @property
@@ -120,19 +124,40 @@ class ActuatorManager(manager.Manager):
             self.store.clusters.update(cluster['id'], state='ACTIVE',
                                        status_reason='no action in progress')
         policy = policy_mod.ScalingPolicy.for_cluster(cluster)
-        last = self._last_decision.get(cluster_id)
-        if last is not None and now - last < policy.control_period_s:
-            return
-        self._last_decision[cluster_id] = now
-        result = self.controller.decide(cluster, now)
+        result = self._guard(cluster, policy, now)
+        if result is None or not result.acts:
+            last = self._last_decision.get(cluster_id)
+            ended = self._ended.pop(cluster_id, False)
+            if last is not None and now - last < policy.control_period_s \
+                    and not ended:
+                return
+            self._last_decision[cluster_id] = now
+            result = self.controller.decide(cluster, now)
         action = self.controller.action_for(cluster, result)
         if action is not None:
             self._submit(cluster_id, action)
 
+    def _guard(self, cluster: dict, policy: policy_mod.ScalingPolicy,
+               now: float):
+        """The latency guard, once per new monitor round of the cluster."""
+        if not policy.guard:
+            return None
+        cluster_id = str(cluster['id'])
+        newest = self.controller.newest_sample_at(cluster)
+        if newest is None or newest == self._guarded.get(cluster_id):
+            return None
+        self._guarded[cluster_id] = newest
+        return self.controller.guard(cluster, now)
+
     def _submit(self, cluster_id: str, action: dict) -> None:
+        def run() -> dict:
+            try:
+                return self.executor.run(action)
+            finally:
+                self._ended[cluster_id] = True
+
         with self._lock:
-            self._running[cluster_id] = self._pool.submit(self.executor.run,
-                                                          action)
+            self._running[cluster_id] = self._pool.submit(run)
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until the actions started so far are done (for tools and

@@ -123,14 +123,15 @@ class CellGrid:
     def labelled(self, threshold: float, confidence: float,
                  now: float | None = None, max_age: float = 0.0,
                  half_life: float = 0.0, weight_floor: float = 0.0,
-                 prune: bool = True
+                 prune: bool = True, keep_violated: bool = False
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Training set: centres, labels (+1 met / -1 violated), weights.
 
         A cell is met when at least ``confidence`` of its samples (weighted by
         recency, see :meth:`met_fraction`) meet the threshold. A cell weighs
         max(weight_floor, 2^(-age of its last sample / half_life)) (1 without
-        a half-life). With ``prune``, cells contradicted by newer ones are left
+        a half-life); with ``keep_violated`` a violated cell weighs 1 whatever
+        its age. With ``prune``, cells contradicted by newer ones are left
         out (:func:`prune_conflicts`).
         """
         frac, held = self.met_fraction(threshold, now, max_age, half_life)
@@ -138,6 +139,8 @@ class CellGrid:
         labels = np.where(frac >= confidence - 1e-9, 1, -1)[keep]
         keys, seen = self.keys()[keep], self.last_seen()[keep]
         weights = _weights(seen, now, half_life, weight_floor)
+        if keep_violated:
+            weights = np.where(labels < 0, 1.0, weights)
         if prune:
             ok = prune_conflicts(keys, labels, seen)
             keys, labels, weights = keys[ok], labels[ok], weights[ok]
@@ -224,7 +227,8 @@ def _weights(seen: np.ndarray, now: float | None, half_life: float,
 
 def pool(grids: Iterable[CellGrid], threshold: float, confidence: float,
          now: float | None = None, max_age: float = 0.0,
-         half_life: float = 0.0, weight_floor: float = 0.0, prune: bool = True
+         half_life: float = 0.0, weight_floor: float = 0.0, prune: bool = True,
+         keep_violated: bool = False
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Training set of a flavour: the cells of several VMs merged by key.
 
@@ -254,6 +258,8 @@ def pool(grids: Iterable[CellGrid], threshold: float, confidence: float,
     acc = np.array(list(met_by.values()), dtype=np.float64)
     labels = np.where(acc[:, 0] / acc[:, 1] >= confidence - 1e-9, 1, -1)
     weights = _weights(acc[:, 2], now, half_life, weight_floor)
+    if keep_violated:
+        weights = np.where(labels < 0, 1.0, weights)
     if prune:
         ok = prune_conflicts(keys, labels, acc[:, 2])
         keys, labels, weights = keys[ok], labels[ok], weights[ok]

@@ -30,7 +30,10 @@ class ModelParams:
     both inside a cell's label and as SVM sample weights, so the model follows
     a capacity change. ``prune_conflicts`` drops a cell contradicted by a newer
     one under load monotonicity. ``cell_max_age`` (seconds, 0 = never) ignores
-    samples older than that altogether.
+    samples older than that altogether. With ``keep_violated`` a violated
+    cell's SVM weight does not fade with its age (a met cell's does): the
+    learnt boundary is kept until a newer cell contradicts it or new samples
+    refill its cells, however long the load stays below it.
     """
 
     slo_metric: str = 'read_p99_ms'
@@ -50,6 +53,7 @@ class ModelParams:
     prune_conflicts: bool = True
     cell_max_age: float = 0.0
     balanced: bool = False
+    keep_violated: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'features', tuple(self.features))

@@ -27,6 +27,12 @@ actuator_opts = [
     cfg.IntOpt('forecast_max_age', default=900, min=10,
                help='Seconds after which a stored forecast is too old to '
                     'act on; the decision then uses the current workload.'),
+    cfg.IntOpt('sample_max_age', default=180, min=1,
+               help='Seconds after which a node\'s newest sample is too old '
+                    'to decide on: the node then counts as unknown (it does '
+                    'not block a scale-out, it blocks a scale-in) and the '
+                    'latency guard leaves it out. About three monitor '
+                    'sampling intervals.'),
     cfg.IntOpt('interference_max_age', default=120, min=1,
                help='Seconds after which a compute host agent\'s '
                     'interference report of a VM is too old to use; the '

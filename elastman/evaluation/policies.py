@@ -32,24 +32,23 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.actuator import decision as dec
-from elastman.actuator import workload as wl
-from elastman.actuator import policy as policy_mod
-from elastman.actuator.policy import ScalingPolicy
-from elastman.capacity import capacity as cap_mod
+from elastman.actuator import guard as guard_mod
+from elastman.actuator import planning
+from elastman.actuator.policy import MAX_NODES, PAPER_RULE, ScalingPolicy
 from elastman.capacity.params import ModelParams
+from elastman.capacity.registry import ModelRegistry
+from elastman.evaluation import priors
 from elastman.evaluation import traces as tr
 from elastman.evaluation.simulator import JOINING, SERVING, Action, Flavor, SimCluster, SimConfig
 from elastman.predictor.ensemble import Ensemble
-from elastman.capacity.registry import ModelRegistry
 
 LOG = logging.getLogger(__name__)
 
 MIN_SIZE = 3
 START_UTILISATION = 0.7
-#: The policy options the simulated ``elastman`` runs with, the service's
-#: recommended set (measured in doc/source/evaluation.rst);
-#: ``elastman-paper`` runs seed 000's rule (the ScalingPolicy defaults).
-TUNED = dict(policy_mod.RECOMMENDED_OPTIONS)
+#: The join time the actuator assumes before it has clocked one
+#: (``[actuator] join_timeout``'s default).
+JOIN_DEFAULT_S = 900.0
 
 
 def needed_vms(trace: tr.Trace, cfg: SimConfig, flavor: Flavor, utilisation: float,
@@ -176,36 +175,33 @@ class TargetTracking(Policy):
                 % (self.target, self.tolerance * 100, self.stabilisation_s))
 
 
-class _Estimate:
-    """The fields of a CapacityEstimate the decision reads (cheap per VM)."""
-
-    __slots__ = ('load', 'capacity', 'bound', 'seen')
-
-    def __init__(self, load: float, capacity: float, bound: str,
-                 seen: float = math.nan) -> None:
-        self.load, self.capacity, self.bound, self.seen = load, capacity, bound, seen
-
-
 class Elastman(Policy):
     """elastman's controller on the simulated cluster.
 
-    The capacity model is trained online from ``probes`` VMs per flavour (a
-    bounded sample, spread over the load-share range, hottest first), and the
-    flavour model answers for every VM, as the registry does for any VM
-    without enough cells of its own. All VMs of a flavour see the same
-    workload mix, so the ray (and the capacity) is the same for all of them:
-    it is computed once per flavour and each VM keeps its own predicted load.
+    Both loops are the service's own functions: every minute (the monitor
+    interval) the latency guard (:func:`elastman.actuator.guard.evaluate`) on
+    the VMs' measured p99, and every control period the planning loop
+    (:func:`elastman.actuator.planning.plan`) on the forecast and the
+    capacity models. The capacity model is trained online from ``probes``
+    VMs per flavour (a bounded sample, spread over the load-share range,
+    hottest first) and the flavour model answers for every other VM, as the
+    registry does for any VM without enough cells of its own. With ``prior``
+    the flavour starts from the model another cluster of the same flavour
+    learnt (:func:`elastman.evaluation.priors.flavor_prior`).
     """
+
+    period_s = 60.0
 
     def __init__(self, predict: bool = True, policy: ScalingPolicy | None = None,
                  params: ModelParams | None = None, probes: int = 4,
                  ensemble: dict[str, Any] | None = None, series: str = 'total',
-                 options: dict[str, Any] | None = None, name: str | None = None) -> None:
-        self.predict, self.series = predict, series
+                 options: dict[str, Any] | None = None, name: str | None = None,
+                 prior: bool = True) -> None:
+        self.predict, self.series, self.prior = predict, series, prior
         self.name = name or ('elastman' if predict else 'elastman-noprediction')
         self.policy = policy
-        self.options = dict(TUNED if options is None else options)
-        self.params = params or ModelParams()
+        self.options = dict(options or {})
+        self.params = params or ModelParams(slo_metric='read_p99_ms')
         self.probes = probes
         self.ensemble_kwargs = dict(refit_interval=30, seasonal_periods=(288,))
         self.ensemble_kwargs.update(ensemble or {})
@@ -214,15 +210,26 @@ class Elastman(Policy):
     def start(self, sim):
         super().start(sim)
         if self.policy is None:
-            self.policy = ScalingPolicy(min_size=MIN_SIZE, max_size=100000,
+            self.policy = ScalingPolicy(min_size=MIN_SIZE, max_size=MAX_NODES,
                                         replication_factor=sim.cfg.hardware.replication_factor,
                                         slo_threshold_ms=sim.cfg.slo_ms, **self.options)
         self.registry = ModelRegistry(self.name, self.params.replace(
             slo_threshold_ms=sim.cfg.slo_ms))
         self.probe_ids: dict[str, list[int]] = {f.name: [] for f in sim.flavors}
         self.ensemble = Ensemble(**self.ensemble_kwargs) if self.predict else None
-        self.horizon = max(1, int(math.ceil((sim.cfg.join_s * (1 + sim.cfg.join_jitter)
-                                             + sim.cfg.cleanup_s) / self.policy.control_period_s)))
+        self.every = max(1, int(round(self.policy.control_period_s / sim.trace.step_s)))
+        self.rounds: collections.deque = collections.deque(
+            maxlen=self.policy.guard_intervals)
+        self.joins = planning.JoinClock()
+        self.joining: list[tuple[float, str, list[int]]] = []
+        self.last_guard_level: float | None = None
+        self.last_plan_at = -math.inf
+        self.started_at: float | None = 0.0
+        if self.prior:
+            for f in sim.flavors:
+                doc = priors.flavor_prior(sim.cfg, f, self.params)
+                if doc is not None:
+                    self.registry.import_flavor_model(doc, f.name)
         self._pick_probes(sim)
 
     def _pick_probes(self, sim: SimCluster) -> None:
@@ -262,62 +269,105 @@ class Elastman(Policy):
                     'write_p99_ms': p99 * 0.6})
         if self.registry.is_due(t):
             self.registry.refit(t)
+        self._clock_joins(sim)
+        slots = sim.serving_slots()
+        self.rounds.appendleft(guard_mod.Round(t, dict(zip(
+            (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist()))))
 
-    def _forecast(self, sim: SimCluster) -> tuple[float, float, str]:
+    def _clock_joins(self, sim: SimCluster) -> None:
+        """How long the scale-outs took, as the actuator learns it from its
+        journal: from the decision until every new VM serves."""
+        pending = []
+        for t0, flavor, ordinals, joined in self.joining:
+            slots = [sim.slot_of.get(k) for k in ordinals]
+            if joined is None and all(s is not None and sim.state[s] == SERVING
+                                      for s in slots):
+                joined = sim.t - t0
+            if joined is not None and not sim.in_flight:
+                self.joins.record(flavor, joined, sim.t - t0)
+            elif any(s is not None for s in slots):
+                pending.append((t0, flavor, ordinals, joined))
+        self.joining = pending
+
+    def _forecast(self, sim: SimCluster, horizon: int) -> tuple[dict[str, float], str]:
         reads, writes = sim.period_reads, sim.period_writes
         if not self.predict or not reads:
-            return (reads[-1] if reads else 0.0), (writes[-1] if writes else 0.0), 'current'
+            return {}, 'current'
         if self.series == 'total':
             # one series (reads + writes), split by the last period's read share
             hist = [r + w for r, w in zip(reads[-600:], writes[-600:])]
-            fc = self.ensemble.predict('total', hist, horizon=self.horizon)
-            total = max([hist[-1]] + list(fc.values))
+            fc = self.ensemble.predict('total', hist, horizon=horizon)
+            total = max(fc.values)
             share = reads[-1] / hist[-1] if hist[-1] > 0 else 0.5
-            return total * share, total * (1 - share), fc.chosen or '-'
-        out, chosen = [], []
-        for key, hist in (('reads', reads), ('writes', writes)):
-            fc = self.ensemble.predict(key, hist[-600:], horizon=self.horizon)
-            out.append(max([hist[-1]] + list(fc.values)))
+            return ({'reads_per_s': total * share, 'writes_per_s': total * (1 - share)},
+                    fc.chosen or '-')
+        out, chosen = {}, []
+        for key, hist in (('reads_per_s', reads), ('writes_per_s', writes)):
+            fc = self.ensemble.predict(key, hist[-600:], horizon=horizon)
+            out[key] = max(fc.values)
             chosen.append(fc.chosen or '-')
-        return out[0], out[1], '/'.join(chosen)
+        return out, '/'.join(chosen)
 
-    def control(self, sim):
-        self._pick_probes(sim)
-        m = sim.period_means()
-        slots = m['slots']
-        if not len(slots):
-            return None
-        pred_r, pred_w, chosen = self._forecast(sim)
-        ids = [str(int(sim.ordinal[s])) for s in slots]
-        current = {n: {'reads_per_s': r, 'writes_per_s': w}
-                   for n, r, w in zip(ids, m['reads'].tolist(), m['writes'].tolist())}
-        per_vm = wl.split_workload({'reads_per_s': pred_r, 'writes_per_s': pred_w}, current)
-        size = float(sim.trace.size[sim.minute - 1])
-        flavors = [sim.flavors[i].name for i in sim.flavor[slots]]
-        estimates = {}
-        for fname in set(flavors):
-            model = self.registry.flavor_model(fname)
-            if model is None:
-                continue
-            members = [n for n, f in zip(ids, flavors) if f == fname]
-            r = sum(per_vm[n]['reads_per_s'] for n in members) / len(members)
-            w = sum(per_vm[n]['writes_per_s'] for n in members) / len(members)
-            point = self.registry.point_of(
-                {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
-                 'write_bytes_mean': size})
-            ray = cap_mod.capacity(model, point)
-            seen = cap_mod.seen_load(model, point)
-            for n in members:
-                estimates[n] = _Estimate(per_vm[n]['reads_per_s'] + per_vm[n]['writes_per_s'],
-                                         ray.capacity, ray.bound, seen)
+    def _state(self, sim: SimCluster, slots: np.ndarray, ids: list[str],
+               flavors: list[str], in_band: list[str]) -> dec.ClusterState:
         interf = sim.interference_index(slots)
         nodes = [dec.NodeInfo(n, f, bool(sim.seed_flag[s]), float(i))
                  for n, f, s, i in zip(ids, flavors, slots, interf)]
-        state = dec.ClusterState(nodes, sim.in_flight, sim.last_action_done, 0.0)
-        d = dec.decide(self.policy, state, estimates, sim.t,
-                       inputs={'forecaster': chosen})
-        self.decisions[d.blocked_by or d.kind] += 1
+        return dec.ClusterState(nodes, sim.in_flight, sim.last_action_done,
+                                self.started_at, in_warning_band=in_band,
+                                last_action_kind=sim.actions[-1].kind if sim.actions else None)
+
+    def control(self, sim):
+        self._pick_probes(sim)
+        slots = sim.serving_slots()
+        if not len(slots):
+            return None
+        ids = [str(int(k)) for k in sim.ordinal[slots]]
+        flavors = [sim.flavors[i].name for i in sim.flavor[slots]]
+        flavor_of = dict(zip(ids, flavors))
+        size = float(sim.trace.size[sim.minute - 1])
+        a = guard_mod.assess(self.policy, list(self.rounds))
+        # the guard, every monitor interval, on the load measured now
+        now_load = {n: {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
+                        'write_bytes_mean': size}
+                    for n, r, w in zip(ids, sim.obs_reads[slots].tolist(),
+                                       sim.obs_writes[slots].tolist())}
+        state = self._state(sim, slots, ids, flavors, [])
+        measured = self.rounds[0].p99 if self.rounds else {}
+        a = guard_mod.evaluate(self.policy, state, list(self.rounds),
+                               planning.guard_estimates(self.policy, self.registry, now_load,
+                                                        flavor_of, measured),
+                               sim.t, self.last_guard_level)
+        if a.decision is not None and a.decision.acts:
+            self.last_guard_level = a.level
+            return self._act(sim, a.decision)
+        # ... and as soon as an action ended, rather than at the next period
+        ended = (sim.last_action_done is not None
+                 and sim.last_action_done > self.last_plan_at)
+        if sim.minute % self.every and not (ended and not sim.in_flight):
+            return None
+        self.last_plan_at = sim.t
+        # the planning loop, every control period
+        m = sim.period_means()
+        current = {n: {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
+                       'write_bytes_mean': size}
+                   for n, r, w in zip(ids, m['reads'].tolist(), m['writes'].tolist())}
+        join_s = self.joins.join_time(None, JOIN_DEFAULT_S)
+        busy_s = self.joins.busy_time(None, join_s)
+        horizon = max(1, int(math.ceil(planning.horizon_s(self.policy, join_s, busy_s)
+                                       / self.policy.control_period_s)))
+        peak, chosen = self._forecast(sim, horizon)
+        state = self._state(sim, slots, ids, flavors,
+                            a.in_band if self.policy.guard else [])
+        d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,
+                          flavor_of, inputs={'forecaster': chosen}, measured=measured)
+        return self._act(sim, d)
+
+    def _act(self, sim: SimCluster, d: dec.Decision) -> Action | None:
+        self.decisions[(d.trigger, d.blocked_by or d.kind)] += 1
         if d.kind == dec.SCALE_OUT:
+            first = sim.next_ordinal
+            self.joining.append((sim.t, d.flavor, list(range(first, first + d.count)), None))
             return Action(add=d.count, flavor=d.flavor, reason=d.reason)
         if d.kind == dec.SCALE_IN:
             return Action(remove=[int(n) for n in d.remove_nodes], reason=d.reason)
@@ -325,11 +375,13 @@ class Elastman(Policy):
 
     def describe(self) -> str:
         p = self.policy
-        extra = ''.join(', %s=%s' % (k, getattr(p, k)) for k in sorted(TUNED)
-                        if getattr(p, k) != getattr(ScalingPolicy, k))
-        return ('%s: alpha=%g beta=%g cool-down %.0f s warm-up %.0f s%s%s'
-                % (self.name, p.alpha, p.beta, p.cooldown_s, p.warmup_s, extra,
-                   ', forecast horizon %d periods' % self.horizon if self.predict else ''))
+        extra = ''.join(', %s=%s' % (k, getattr(p, k)) for k in sorted(self.options))
+        return ('%s: alpha=%g beta=%g headroom=%g cool-down %.0f s, guard %s '
+                '(band %g of the SLO, %d interval(s), step %g)%s%s%s'
+                % (self.name, p.alpha, p.beta, p.headroom, p.cooldown_s,
+                   'on' if p.guard else 'off', p.guard_warning, p.guard_intervals,
+                   p.guard_step, extra, ', prior' if self.prior else '',
+                   ', forecast' if self.predict else ''))
 
 
 class Oracle(Policy):
@@ -389,8 +441,10 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         'static': Static, 'reactive': Reactive, 'target': TargetTracking,
         'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
         'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
+        'elastman-noprior': lambda: Elastman(predict=True, **dict(
+            elastman_kwargs, prior=False, name='elastman-noprior')),
         'elastman-paper': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, options={}, name='elastman-paper')),
+            elastman_kwargs, options=PAPER_RULE, prior=False, name='elastman-paper')),
         'oracle': Oracle}
     names = list(names or ALL)
     unknown = set(names) - set(factories)

@@ -1,6 +1,8 @@
 """The trainer's ``seen`` reaches the controller's decision: from the cells,
 through the stored trainer state and the RPC answer, into ``c_x`` when the
 policy says ``extrapolation='lower'`` and the boundary lies beyond the data."""
+import datetime
+
 import pytest
 
 from elastman.actuator import controller as controller_mod
@@ -81,7 +83,8 @@ class FakeStore:
         return []
 
     def for_node(self, cluster_id, node_id, limit=None):
-        return [dict(CURRENT)]
+        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
+        return [dict(CURRENT, ts=taken.replace(tzinfo=None))]
 
     def latest(self, cluster_id, metric):
         raise exception.NotFound(kind='forecast', id=metric)

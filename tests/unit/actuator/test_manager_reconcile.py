@@ -32,6 +32,7 @@ def manager(monkeypatch):
     mgr = manager_mod.ActuatorManager(conf, store)
     # the decision itself is not what this test is about
     monkeypatch.setattr(mgr.controller, 'decide', lambda cluster, now: None)
+    monkeypatch.setattr(mgr.controller, 'newest_sample_at', lambda cluster: None)
     monkeypatch.setattr(mgr.controller, 'action_for',
                         lambda cluster, result: None)
     return mgr, store

@@ -63,9 +63,14 @@ def test_accuracy_after_30_minute_walk():
 
 
 def test_rbf_kernel_accuracy_after_30_minute_walk():
-    """Same walk, RBF kernel (C=30: a curved boundary needs less slack)."""
+    """Same walk, RBF kernel (C=30: a curved boundary needs less slack).
+    Met and violated cells fade alike here: with ``keep_violated`` (the
+    default) the violated cells' full weight pulls the curved boundary
+    inwards along some directions (by 17% on this walk): conservative,
+    not a better fit."""
     vm = syn.SyntheticVM(seed=0)
-    reg = ModelRegistry('c1', PARAMS.replace(kernel='rbf', svm_c=30.0))
+    reg = ModelRegistry('c1', PARAMS.replace(kernel='rbf', svm_c=30.0,
+                                             keep_violated=False))
     reg.register_node('vm-1', 'm1.large')
     _run(reg, vm, syn.RandomWalk(vm, seed=1), 0, 1800)
     reg.refit(1800)

@@ -1,8 +1,8 @@
 """The simulated cluster: latency aggregation, lifecycle, lottery."""
-
 import numpy as np
 import pytest
 
+from elastman.actuator.policy import PAPER_RULE
 from elastman.evaluation import simulator as sm
 from elastman.evaluation import traces as tr
 
@@ -76,7 +76,8 @@ def test_shipped_traces_are_what_the_generator_makes(tmp_path):
 def test_elastman_variants_and_their_options():
     from elastman.evaluation import policies as pol
     el, paper = pol.make(['elastman', 'elastman-paper'])
-    assert el.name == 'elastman' and el.options == pol.TUNED
-    assert paper.name == 'elastman-paper' and paper.options == {} and paper.predict
+    assert el.name == 'elastman' and el.options == {} and el.prior
+    assert paper.name == 'elastman-paper' and paper.options == PAPER_RULE and paper.predict
+    assert not paper.prior
     assert 'elastman-paper' not in pol.ALL
     assert [p.name for p in pol.make()] == list(pol.ALL)
