@@ -72,3 +72,33 @@ def save_update(store, cluster_id: str,
                  'registry_version': update.version})
     store.models.prune(update.scope, key, KEEP_MODEL_VERSIONS)
     return version
+
+
+def find_prior(store, flavor: str, features: list[str],
+               clusters: list[dict], exclude: str) -> dict[str, Any] | None:
+    """The newest flavour model of ``flavor`` that another cluster learnt
+    with a boundary (two classes) on the same features: a new cluster's
+    prior. None if no other cluster has one."""
+    best = None
+    for cluster in clusters:
+        cluster_id = str(cluster['id'])
+        if cluster_id == exclude:
+            continue
+        try:
+            row = store.models.get(model_registry.FLAVOR,
+                                   model_key(cluster_id, flavor))
+        except exception.NotFound:
+            continue
+        if (row.get('summary') or {}).get('kind') != 'svm':
+            continue
+        doc = serialization.loads(row['payload'])
+        model = doc.get('model') or {}
+        if list(model.get('features') or []) != list(features):
+            continue
+        fitted = float(model.get('fitted_at') or 0.0)
+        if best is None or fitted > best[0]:
+            best = (fitted, cluster_id, doc)
+    if best is None:
+        return None
+    LOG.info('flavour %s: prior from cluster %s', flavor, best[1])
+    return best[2]

@@ -57,6 +57,7 @@ class _ClusterState:
         self.saved_version = saved_version
         self.last_sample: dict[str, datetime.datetime] = {}
         self.dirty = False
+        self.prior_tried: set[str] = set()
 
 
 class TrainerManager(manager.Manager):
@@ -160,6 +161,8 @@ class TrainerManager(manager.Manager):
             for node_id, node in nodes.items():
                 registry.register_node(node_id, node.get('flavor') or
                                        'default')
+            state.dirty |= self._seed_priors(cluster_id, state)
+            for node_id, node in nodes.items():
                 since = state.last_sample.get(node_id)
                 rows = self.store.samples.for_node(
                     cluster['id'], node_id, since=since)
@@ -183,6 +186,33 @@ class TrainerManager(manager.Manager):
                                                              registry)
                 state.dirty = False
             return updates
+
+    def _seed_priors(self, cluster_id: str, state: _ClusterState) -> bool:
+        """A flavour this cluster has no model of starts from the newest one
+        another cluster learnt (kept until this cluster's own cells give a
+        two-class model); looked for once per flavour."""
+        registry, seeded = state.registry, False
+        for flavor in sorted(set(registry.nodes.values())):
+            if registry.flavor_model(flavor) is not None or \
+                    flavor in state.prior_tried:
+                continue
+            state.prior_tried.add(flavor)
+            doc = persistence.find_prior(self.store, flavor,
+                                         list(registry.params.features),
+                                         self.store.clusters.all(), cluster_id)
+            if doc is None:
+                continue
+            try:
+                update = registry.import_flavor_model(doc, flavor)
+            except (ValueError, KeyError) as exc:
+                LOG.warning('cluster %s: prior of flavour %s unusable: %s',
+                            cluster_id, flavor, exc)
+                continue
+            persistence.save_update(self.store, cluster_id, update)
+            LOG.info('cluster %s: flavour %s starts from a prior learnt by '
+                     'another cluster', cluster_id, flavor)
+            seeded = True
+        return seeded
 
     def _warming(self, node: dict, ts: datetime.datetime) -> bool:
         """Whether ``ts`` falls in the node's first ``node_warmup`` s."""

@@ -216,3 +216,38 @@ def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
         assert trainer._clusters[str(cid)].registry.accepted == 15 + 7
     finally:
         conf.clear_override('action_settle', 'trainer')
+
+
+def test_a_new_cluster_starts_from_another_clusters_flavour_model(conf, store):
+    """The prior: cluster B's first round imports the flavour model that
+    cluster A learnt, so B's decisions have a boundary before B has seen
+    any violation."""
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        policy = {'slo_threshold_ms': synthetic.SLO_MS, 'slo_metric': 'read_p99_ms'}
+        a = store.clusters.create('p', 'a', spec={}, policy=policy)
+        store.nodes.upsert(a['id'], 'a1', flavor='small', address='x')
+        rng = np.random.default_rng(5)
+        _feed(store, a['id'], synthetic.SyntheticVM(seed=5), 'a1', 300, T0, rng)
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        trainer.train_cluster(a, now=T0.timestamp() + 3600)
+        learnt = trainer._clusters[str(a['id'])].registry.flavor_model('small')
+        assert learnt.two_class
+
+        b = store.clusters.create('p', 'b', spec={}, policy=policy)
+        store.nodes.upsert(b['id'], 'b1', flavor='small', address='y')
+        store.nodes.upsert(b['id'], 'b2', flavor='other', address='z')
+        trainer.train_cluster(b, now=T0.timestamp() + 3700)
+        registry = trainer._clusters[str(b['id'])].registry
+        prior = registry.flavor_model('small')
+        assert prior is not None and prior.two_class
+        np.testing.assert_allclose(prior.coef, learnt.coef)
+        assert not registry.flavor_model('other').two_class     # nobody learnt it
+        assert registry.model_for('b1')[1] == 'flavor'
+        stored = store.models.get('flavor', persistence.model_key(str(b['id']), 'small'))
+        assert stored['summary']['kind'] == 'svm'
+        # the state that the actuator reads carries the prior too
+        reloaded = persistence.load_state(store, str(b['id']))
+        assert reloaded.flavor_model('small').two_class
+    finally:
+        conf.clear_override('update_period', 'trainer')
