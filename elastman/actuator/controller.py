@@ -51,6 +51,13 @@ class Controller:
         self.conf = conf
         self.store = store
 
+    def policy_of(self, cluster: dict) -> policy_mod.ScalingPolicy:
+        """The cluster's policy; the SLO it does not set is the one the
+        trainer's models use ([trainer] slo_metric, slo_threshold_ms)."""
+        t = self.conf.trainer
+        return policy_mod.ScalingPolicy.for_cluster(cluster, defaults={
+            'slo_metric': t.slo_metric, 'slo_threshold_ms': t.slo_threshold_ms})
+
     # -- inputs ------------------------------------------------------------------
     def _forecast(self, cluster_id, now: float,
                   horizon_s: float, plan_on: str = 'point') -> dict[str, Any]:
@@ -179,7 +186,7 @@ class Controller:
                record: bool = True) -> decision_mod.Decision:
         now = time.time() if now is None else now
         cluster_id = cluster['id']
-        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        policy = self.policy_of(cluster)
         nodes = self.store.nodes.list(cluster_id)
         serving = executor_mod.serving_nodes(nodes)
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
@@ -215,7 +222,7 @@ class Controller:
         is green or the band has not lasted (nothing is recorded then)."""
         now = time.time() if now is None else now
         cluster_id = cluster['id']
-        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        policy = self.policy_of(cluster)
         if not policy.guard:
             return None
         serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))

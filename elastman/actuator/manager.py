@@ -123,7 +123,7 @@ class ActuatorManager(manager.Manager):
             # updating the cluster: nothing is in flight any more
             self.store.clusters.update(cluster['id'], state='ACTIVE',
                                        status_reason='no action in progress')
-        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        policy = self.controller.policy_of(cluster)
         result = self._guard(cluster, policy, now)
         if result is None or not result.acts:
             last = self._last_decision.get(cluster_id)

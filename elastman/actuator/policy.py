@@ -187,11 +187,15 @@ class ScalingPolicy:
             raise InvalidPolicy(str(exc))
 
     @classmethod
-    def for_cluster(cls, cluster: Mapping[str, Any]) -> 'ScalingPolicy':
-        """The policy a cluster row carries (as the API stores it)."""
+    def for_cluster(cls, cluster: Mapping[str, Any],
+                    defaults: Mapping[str, Any] | None = None) -> 'ScalingPolicy':
+        """The policy a cluster row carries (as the API stores it); a field
+        it lacks takes ``defaults`` (e.g. the deployment's [trainer] SLO,
+        which the capacity model then uses too), else the class default."""
         stored = dict(cluster.get('policy') or {})
         names = set(field_names())
-        values = {k: v for k, v in stored.items() if k in names}
+        values = {k: v for k, v in dict(defaults or {}).items() if k in names}
+        values.update({k: v for k, v in stored.items() if k in names})
         flavors = stored.get('flavors') or []
         if flavors and 'flavor_costs' not in values:
             values['flavor_costs'] = {f: 1.0 for f in flavors}

@@ -21,6 +21,15 @@ def test_api_policy_maps_onto_scaling_policy():
     assert policy.replication_factor == 3 and policy.floor == 3
 
 
+def test_fields_a_stored_policy_lacks_take_the_given_defaults():
+    cluster = {'policy': {'slo_threshold_ms': 20}}
+    policy = policy_mod.ScalingPolicy.for_cluster(
+        cluster, defaults={'slo_metric': 'read_p99_ms', 'slo_threshold_ms': 35.0})
+    assert (policy.slo_metric, policy.slo_threshold_ms) == ('read_p99_ms', 20)
+    assert policy_mod.ScalingPolicy.for_cluster(cluster).slo_metric == \
+        policy_mod.DEFAULT_SLO_METRIC
+
+
 def test_small_clusters_get_a_small_replication_floor():
     policy = policy_mod.ScalingPolicy.for_cluster({'policy': {'min_size': 1,
                                                    'max_size': 3}})
