@@ -18,9 +18,9 @@ interference index.
   (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
   ``elastman``, the real forecaster ensemble
   (:class:`~elastman.predictor.ensemble.Ensemble`).
-* ``oracle``: knows the future workload and every VM's true capacity; adds a
-  VM exactly one join time before it is needed and removes it as soon as the
-  rest can carry the load through the decommission.
+* ``oracle``: knows the whole future (workload, every VM's capacity, join time
+  and interference episodes) and keeps the cluster p99 under the SLO with the
+  fewest VMs its plan finds (:mod:`elastman.evaluation.oracle`).
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ from elastman.actuator import planning
 from elastman.actuator.policy import MAX_NODES, PAPER_RULE, ScalingPolicy
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
+from elastman.evaluation import oracle as oracle_mod
 from elastman.evaluation import priors
 from elastman.evaluation import traces as tr
 from elastman.evaluation.simulator import JOINING, SERVING, Action, Flavor, SimCluster, SimConfig
@@ -385,54 +386,29 @@ class Elastman(Policy):
 
 
 class Oracle(Policy):
-    """Knows the future trace and every VM's true capacity factor."""
+    """Knows the whole future: the trace, every VM's true capacity, join time
+    and interference episodes (:mod:`elastman.evaluation.oracle`)."""
 
     name = 'oracle'
     period_s = 60.0
-    quantile = 0.99
-    margin = 1.0
+    #: standard deviations of the noisy tail kept under 1% (see oracle.Planner)
+    z = 3.0
 
     def start(self, sim):
         super().start(sim)
-        hw, t = sim.cfg.hardware, sim.trace
-        self.x = t.reads / hw.read_cap + t.writes * hw.replication_factor / hw.write_cap
-        self.s = t.size / hw.size_cap
-        self.lead = int(math.ceil(sim.cfg.join_s * (1 + sim.cfg.join_jitter) / 60.0)) + 1
-        self.hold = int(math.ceil(sim.cfg.decommission_s / 60.0)) + self.lead
-
-    def _need(self, sim: SimCluster, slots: np.ndarray, a: int, b: int) -> tuple[int, np.ndarray]:
-        i = sim.minute
-        win = slice(i, min(len(self.x), i + b))
-        if win.start >= win.stop:
-            win = slice(len(self.x) - 1, len(self.x))
-        # plan as if streaming (its own joins put the others into cleanup)
-        f = sim.f0[slots] * sim.flavor_factor[sim.flavor[slots]] * sim.interference[slots]
-        f = f * sim.cfg.streaming_penalty
-        head = np.maximum(f - float(self.s[win].max()), 1e-3)
-        ratio = sim.g[slots] / head
-        # the cluster p99 is the SLO: under 1% of the VMs above u = 1 is harmless,
-        # so size for the 99th percentile of the VMs' load-to-headroom ratio
-        worst = float(np.quantile(ratio, self.quantile)) * self.margin
-        n = float(self.x[win].max()) * worst / float(sim.g[slots].mean())
-        return max(MIN_SIZE, int(math.ceil(n))), ratio
+        self.planner = oracle_mod.Planner(sim, z=self.z, min_size=MIN_SIZE)
 
     def control(self, sim):
-        slots = sim.serving_slots()
-        if not len(slots):
+        add, remove, reason = self.planner.plan()
+        if not add and not remove:
             return None
-        pending = sim.count(JOINING)
-        need_up, _ = self._need(sim, slots, 0, self.lead)
-        if need_up > len(slots) + pending:
-            return Action(add=need_up - len(slots) - pending, flavor=self.flavor,
-                          serialised=False, reason='needed in %d min' % self.lead)
-        need_hold, ratio = self._need(sim, slots, 0, self.hold)
-        surplus = len(slots) - need_hold
-        if surplus > 0 and not pending:
-            order = np.argsort(-ratio, kind='stable')
-            pick = [int(sim.ordinal[slots[j]]) for j in order
-                    if not sim.seed_flag[slots[j]]][:surplus]
-            return Action(remove=pick, serialised=False, reason='surplus %d' % surplus)
-        return None
+        return Action(add=add, flavor=self.flavor, remove=remove, serialised=False,
+                      reason=reason or 'surplus %d over the next %d min' % (
+                          len(remove), self.planner.hold))
+
+    def describe(self) -> str:
+        return ('oracle: future trace, capacities, joins and interference; the tail '
+                'over the SLO under 1%% with %g standard deviations' % self.z)
 
 
 def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
