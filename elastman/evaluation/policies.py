@@ -67,6 +67,16 @@ class Policy:
 
     name = 'policy'
     period_s = 300.0
+    #: The main knob the frontier sweep turns (an attribute, see
+    #: :meth:`set_knob`), and the values it tries; None: a single point.
+    knob: str | None = None
+    sweep: tuple[float, ...] = ()
+
+    def knob_value(self) -> float | None:
+        return getattr(self, self.knob) if self.knob else None
+
+    def set_knob(self, value: float) -> None:
+        setattr(self, self.knob, value)
 
     def initial_size(self, trace: tr.Trace, cfg: SimConfig,
                      flavors: Sequence[Flavor]) -> dict[str, int]:
@@ -111,10 +121,16 @@ class Reactive(Policy):
     """CPU alarms (period mean over serving VMs) with a cool-down, serialised."""
 
     name = 'reactive'
+    #: the scale-out threshold; the sweep keeps scale-in at half of it
+    knob = 'high'
+    sweep = (50.0, 60.0, 70.0, 80.0, 90.0)
 
     def __init__(self, high: float = 70.0, low: float = 35.0, step: float = 0.10,
                  cooldown_s: float = 300.0) -> None:
         self.high, self.low, self.step, self.cooldown_s = high, low, step, cooldown_s
+
+    def set_knob(self, value: float) -> None:
+        self.high, self.low = value, value / 2.0
 
     def control(self, sim):
         if sim.in_flight or (sim.last_action_done is not None
@@ -145,6 +161,8 @@ class TargetTracking(Policy):
 
     name = 'target'
     period_s = 60.0
+    knob = 'target'
+    sweep = (30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0)
 
     def __init__(self, target: float = 60.0, tolerance: float = 0.10,
                  stabilisation_s: float = 300.0) -> None:
@@ -192,6 +210,15 @@ class Elastman(Policy):
     """
 
     period_s = 60.0
+    #: a decision option of the ScalingPolicy (see :meth:`set_knob`)
+    knob = 'headroom'
+    sweep = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
+
+    def knob_value(self) -> float | None:
+        return self.options.get(self.knob, getattr(ScalingPolicy, self.knob))
+
+    def set_knob(self, value: float) -> None:
+        self.options[self.knob] = value
 
     def __init__(self, predict: bool = True, policy: ScalingPolicy | None = None,
                  params: ModelParams | None = None, probes: int = 4,

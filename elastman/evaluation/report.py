@@ -186,9 +186,11 @@ def format_table(rows: list[dict]) -> str:
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--trace', default='weekly',
-                    help='shipped trace name (paper, weekly), ramp, or a CSV path')
-    ap.add_argument('--nodes', type=int, default=1000,
-                    help='scale: the peak needs about this many nominal VMs')
+                    help='trace name (%s) or a CSV path; with --sweep a comma-separated '
+                         'list or "all"' % ', '.join(tr.ALL))
+    ap.add_argument('--nodes', default='1000',
+                    help='scale: the peak needs about this many nominal VMs; with '
+                         '--sweep a comma-separated list')
     ap.add_argument('--days', type=float, default=None,
                     help='length (default: the trace file length)')
     ap.add_argument('--seed', type=int, default=1)
@@ -198,16 +200,47 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--penalties', default=','.join('%g' % p for p in DEFAULT_PENALTIES),
                     help='utility penalties, VM-hours per hour of SLO violation')
     ap.add_argument('--no-png', action='store_true')
+    ap.add_argument('--sweep', action='store_true',
+                    help='run every policy over its main knob and write the frontiers '
+                         '(violation %% against VM-hours / oracle) per trace and size')
+    ap.add_argument('--values', action='append', default=[], metavar='POLICY=V1,V2,...',
+                    help='with --sweep: the knob values of a policy (default: its own)')
+    ap.add_argument('--jobs', type=int, default=1,
+                    help='with --sweep: runs in parallel (processes)')
 
 
 def run_args(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return run_sweep(args)
+    try:
+        nodes = int(args.nodes)
+    except ValueError:
+        raise SystemExit('--nodes %r: one integer (a list only with --sweep)' % args.nodes)
     t0 = time.monotonic()
-    rows = report(args.trace, args.nodes, args.days, args.seed, args.out,
+    rows = report(args.trace, nodes, args.days, args.seed, args.out,
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
                   png=not args.no_png)
     print(format_table(rows))
+    print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
+    return 0
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from elastman.evaluation import sweep
+
+    t0 = time.monotonic()
+    names = [n.strip() for n in args.policies.split(',') if n.strip()]
+    try:
+        rows = sweep.run(sweep.trace_names(args.trace), sweep.sizes(args.nodes), names,
+                         args.days, args.seed, sweep.parse_values(args.values),
+                         max(1, args.jobs),
+                         progress=lambda m: print(m, file=sys.stderr, flush=True))
+    except ValueError as e:
+        raise SystemExit('simulate --sweep: %s' % e)
+    sweep.write(args.out, rows, png=not args.no_png)
+    print(sweep.format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
 
