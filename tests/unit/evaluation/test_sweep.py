@@ -8,19 +8,18 @@ import pytest
 from elastman.evaluation import frontier as fr
 from elastman.evaluation import policies as pol
 from elastman.evaluation import report as rep
+from elastman.evaluation import simulator as sm
 from elastman.evaluation import sweep
+from elastman.evaluation import traces as tr
 
 
 def test_each_policy_declares_its_knob():
-    by = {p.name: p for p in pol.make(list(pol.ALL) + ['elastman-paper'])}
+    by = {p.name: p for p in pol.make(pol.ALL)}
     assert by['target'].knob == 'target' and by['target'].knob_value() == 60.0
     assert 60.0 in by['target'].sweep
     assert by['reactive'].knob_value() == 70.0 and 70.0 in by['reactive'].sweep
     assert by['static'].knob is None and by['oracle'].knob is None
-    el = by['elastman']
-    assert el.knob == pol.Elastman.knob
-    assert el.knob_value() == pol.TUNED[el.knob]
-    assert by['elastman-paper'].knob_value() == 0.0     # the ScalingPolicy default
+    assert by['elastman'].knob == pol.Elastman.knob and pol.Elastman.sweep
 
 
 def test_set_knob():
@@ -28,10 +27,16 @@ def test_set_knob():
     r.set_knob(80.0)
     assert (r.high, r.low) == (80.0, 40.0)
     el = pol.make(['elastman'])[0]
+    default = el.knob_value()
     el.set_knob(0.35)
-    assert el.options[el.knob] == 0.35 and el.knob_value() == 0.35
-    # the class's options are not touched
-    assert pol.make(['elastman'])[0].knob_value() == pol.TUNED[el.knob]
+    assert el.knob_value() == 0.35
+    assert pol.make(['elastman'])[0].knob_value() == default   # others untouched
+    # the value reaches the scaling policy the simulated controller runs
+    cfg = sm.SimConfig()
+    trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
+    el.start(sm.SimCluster(trace, cfg, [sm.Flavor('m1.medium')], {'m1.medium': 6}, 1,
+                           el.name))
+    assert getattr(el.policy, el.knob) == 0.35
 
 
 def test_settings_add_the_oracle_and_take_values():
