@@ -52,7 +52,13 @@ _GH_WEIGHTS = np.array([1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0])
 
 
 class Planner:
-    """The oracle's per-minute plan over the simulated cluster ``sim``."""
+    """The oracle's per-minute plan over the simulated cluster ``sim``.
+
+    ``z``: standard deviations of the noisy tail kept under 1%; ``spike``:
+    the single-VM noise jump (in standard deviations) the cluster survives;
+    ``join_room``: remove VMs only while a join's cleanup stays safe. New
+    VMs are of the first flavour.
+    """
 
     def __init__(self, sim: SimCluster, z: float = 3.0, spike: float = 4.0,
                  min_size: int = 3, join_room: bool = True) -> None:
@@ -239,9 +245,9 @@ class Planner:
         minute that is not safe, the shortest run of next VMs of which enough
         join in time is started now, unless starting a minute later needs no
         longer a run (then it waits: the same VMs, billed a minute less). Every
-        start is re-checked with
-        the cleanup its join causes (a join slows the VMs already there), and
-        the minutes that cleanup makes unsafe are planned the same way."""
+        start is re-checked with the cleanup its join causes (a join slows the
+        VMs already there), and the minutes that cleanup makes unsafe are
+        planned the same way."""
         sim, cfg = self.sim, self.cfg
         up = min(self.lead, len(minutes))
         k0 = sim.next_ordinal
