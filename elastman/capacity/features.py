@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from stevedore import driver
+from elastman.common import loader
 
 NAMESPACE = 'elastman.features'
 
@@ -111,19 +111,10 @@ class InterferenceIndex(Feature):
         return _num(sample, 'interference_index')
 
 
-_BUILTIN = {cls.name: cls for cls in (ReadRate, WriteRate, DataSize,
-                                      InterferenceIndex)}
-
-
 def load_feature(name: str) -> Feature:
-    """Instantiate the plug-in ``name`` (stevedore first, built-ins second)."""
-    try:
-        mgr = driver.DriverManager(NAMESPACE, name, invoke_on_load=True)
-        return mgr.driver
-    except Exception:
-        if name in _BUILTIN:
-            return _BUILTIN[name]()
-        raise ValueError('unknown capacity feature %r' % name)
+    """Instantiate the plug-in ``name`` of the ``elastman.features``
+    namespace (ConfigurationError if it cannot be loaded)."""
+    return loader.driver(NAMESPACE, name, '[trainer] features')
 
 
 def load_features(names: Iterable[str]) -> list[Feature]:

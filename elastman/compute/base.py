@@ -11,9 +11,9 @@ import dataclasses
 import time
 from typing import Any, Callable, Iterable
 
-from stevedore import driver as sd_driver
 
 from elastman.common import exception
+from elastman.common import loader
 
 NAMESPACE = 'elastman.compute_drivers'
 
@@ -141,11 +141,5 @@ class ComputeDriver(abc.ABC):
 def load_driver(conf, name: str | None = None,
                 invoke: Callable[..., Any] | None = None) -> ComputeDriver:
     """Instantiate the compute driver ``name`` from the stevedore namespace."""
-    name = name or 'local'
-    try:
-        mgr = sd_driver.DriverManager(NAMESPACE, name, invoke_on_load=True,
-                                      invoke_args=(conf,))
-    except Exception as exc:  # stevedore raises NoMatches or import errors
-        raise exception.ConfigurationError(
-            reason='compute driver %r cannot be loaded: %s' % (name, exc))
-    return mgr.driver
+    return loader.driver(NAMESPACE, name or 'local',
+                         '[actuator] compute_driver', invoke_args=(conf,))

@@ -34,10 +34,9 @@ from typing import (
 
 import numpy as np
 from oslo_log import log as logging
-from stevedore import extension
-from stevedore import named
 
 from elastman.common import exception
+from elastman.common import loader
 from elastman.predictor import history as history_mod
 from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor.forecasters.base import NotEnoughHistory
@@ -358,37 +357,10 @@ class SeriesPredictor:
 def load_forecaster_classes(
     names: Optional[Sequence[str]] = None,
 ) -> Dict[str, type]:
-    """Forecaster classes from the ``elastman.forecasters`` namespace."""
-
-    def _failed(manager: Any, ep: Any, exc: Exception) -> None:
-        LOG.error('Cannot load forecaster %s: %s', ep.name, exc)
-
-    if names:
-        mgr = named.NamedExtensionManager(
-            NAMESPACE,
-            names=list(names),
-            invoke_on_load=False,
-            name_order=True,
-            on_load_failure_callback=_failed,
-        )
-    else:
-        mgr = extension.ExtensionManager(
-            NAMESPACE, invoke_on_load=False, on_load_failure_callback=_failed
-        )
-    classes = {ext.name: ext.plugin for ext in mgr}
-    missing = set(names or ()) - set(classes)
-    if missing:
-        LOG.warning(
-            'Unknown forecasters ignored: %s', ', '.join(sorted(missing))
-        )
-    if not classes:
-        # forecasting with nothing but the fallback would look healthy
-        raise exception.ConfigurationError(
-            reason='no forecaster plug-in could be loaded from the %s '
-            'namespace (asked for: %s); is elastman installed in this '
-            'Python?' % (NAMESPACE, ', '.join(names) if names else 'all')
-        )
-    return classes
+    """Forecaster classes from the ``elastman.forecasters`` namespace: those
+    of ``names`` in that order, or all of them (ConfigurationError for one
+    that cannot be loaded)."""
+    return loader.classes(NAMESPACE, '[predictor] forecasters', names)
 
 
 class Ensemble:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import abc
 
-from stevedore import driver as sd_driver
 
 from elastman.common import exception
+from elastman.common import loader
 from elastman.monitor import readings
 
 NAMESPACE = 'elastman.monitor.sources'
@@ -63,13 +63,5 @@ class MetricsSource(abc.ABC):
 def load(conf, excluded: frozenset[str],
          name: str | None = None) -> MetricsSource:
     """The source ``name`` (default ``[monitor] metrics_source``)."""
-    name = name or conf.monitor.metrics_source
-    try:
-        manager = sd_driver.DriverManager(NAMESPACE, name,
-                                          invoke_on_load=True,
-                                          invoke_args=(conf, excluded))
-    except Exception as exc:  # NoMatches, or an import error of the plug-in
-        raise exception.ConfigurationError(
-            reason='[monitor] metrics_source %r cannot be loaded: %s'
-                   % (name, exc))
-    return manager.driver
+    return loader.driver(NAMESPACE, name or conf.monitor.metrics_source,
+                         '[monitor] metrics_source', invoke_args=(conf, excluded))

@@ -237,5 +237,7 @@ def test_from_conf_uses_predictor_options():
 
 
 def test_no_loadable_forecaster_is_a_configuration_error():
-    with pytest.raises(exception.ConfigurationError, match='no forecaster'):
+    with pytest.raises(exception.ConfigurationError,
+                       match=r"\[predictor\] forecasters: 'no_such_forecaster' cannot be "
+                             r"loaded from the elastman.forecasters namespace"):
         ens.load_forecaster_classes(['no_such_forecaster'])

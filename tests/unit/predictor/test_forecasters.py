@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from stevedore import extension
 
+from elastman.common import exception
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
 from elastman.predictor.forecasters import seasonal
@@ -31,11 +32,11 @@ def test_entry_points_load_every_forecaster():
         assert classes[name]().name == name
 
 
-def test_named_subset_keeps_order_and_ignores_unknown():
-    classes = ens.load_forecaster_classes(
-        ['arima_010', 'no_such', 'regression_tree']
-    )
+def test_named_subset_keeps_order_and_refuses_unknown():
+    classes = ens.load_forecaster_classes(['arima_010', 'regression_tree'])
     assert list(classes) == ['arima_010', 'regression_tree']
+    with pytest.raises(exception.ConfigurationError, match="'no_such'"):
+        ens.load_forecaster_classes(['arima_010', 'no_such'])
 
 
 def test_random_walk_forecast_is_last_value_plus_drift():
