@@ -14,6 +14,12 @@ Steps, in order (an action skips the ones its plan does not need)::
 Failures leave the cluster consistent: servers of a scale-out that never
 became ACTIVE or whose node never joined are deleted and the action FAILED; a
 decommission that fails leaves the node and its server in place.
+
+A cluster with credentials or TLS (``store.credentials``) is reached with
+them: nodetool logs in to JMX, and each new node must accept a CQL login.
+Before an action touches a cluster that has nodes, one node is asked to
+accept the cluster's credentials, so that wrong ones fail the action before
+anything is created or removed.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import policy as policy_mod
+from elastman.cassandra import access as access_mod
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.common import exception
 from elastman.compute import base as compute
@@ -79,7 +86,50 @@ class ActionExecutor:
         self.store = store
         self.driver = driver
         self._nodetool = nodetool_factory or (
-            lambda host, port: nodetool_mod.Nodetool(conf, host, port))
+            lambda host, port, access=None: nodetool_mod.Nodetool(
+                conf, host, port, access=access))
+        self._access_of: dict[str, access_mod.Access | None] = {}
+
+    # -- reaching the nodes ------------------------------------------------------
+    def _access(self, cluster_id) -> access_mod.Access | None:
+        """The cluster's credentials and TLS settings (read once per run)."""
+        key = str(cluster_id)
+        if key not in self._access_of:
+            self._access_of[key] = access_mod.Access.from_document(
+                self.store.credentials.get(cluster_id))
+        return self._access_of[key]
+
+    def _tool(self, cluster_id, node: dict) -> nodetool_mod.Nodetool:
+        access = self._access(cluster_id)
+        if access is None:
+            return self._nodetool(node['jmx_host'], node['jmx_port'])
+        return self._nodetool(node['jmx_host'], node['jmx_port'],
+                              access=access)
+
+    def _check_access(self, action: dict) -> None:
+        """Fail now if the first node that answers refuses the cluster's
+        credentials (JMX through nodetool; CQL when the cluster has
+        credentials or TLS). Nodes that do not answer are skipped: that is
+        not a question of credentials."""
+        access = self._access(action['cluster_id'])
+        for node in serving_nodes(self.store.nodes.list(
+                action['cluster_id'])):
+            if not node.get('address') or not node.get('jmx_port'):
+                continue
+            try:
+                self._tool(action['cluster_id'], node).status()
+                if access is not None:
+                    access_mod.check_cql(access, node['address'],
+                                         node.get('cql_port') or 9042,
+                                         timeout=10.0)
+            except access_mod.AccessDenied:
+                raise
+            except Exception as exc:     # down or busy: ask another node
+                LOG.info('node %s cannot tell whether the credentials of '
+                         'cluster %s are right: %s', node['node_id'],
+                         action['cluster_id'], exc)
+                continue
+            return
 
     # -- journal ---------------------------------------------------------------
     def _advance(self, action: dict, step: str, result: dict,
@@ -104,6 +154,7 @@ class ActionExecutor:
     # -- entry point -------------------------------------------------------------
     def run(self, action: dict) -> dict:
         """Drive ``action`` from its journalled step to the end."""
+        self._access_of.pop(str(action['cluster_id']), None)  # may change
         result = dict(action.get('result') or {})
         if action['state'] == 'PENDING':
             action['state'] = 'RUNNING'
@@ -119,6 +170,8 @@ class ActionExecutor:
 
     def _drive(self, action: dict, result: dict) -> None:
         if action['step'] in ('requested', 'created'):
+            if action['kind'] != 'delete':
+                self._check_access(action)
             result['plan'] = self._plan(action)
             self._advance(action, 'planned', result)
         plan = result['plan']
@@ -211,7 +264,9 @@ class ActionExecutor:
             name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
             metadata = {compute.CLUSTER_TAG: str(cluster['id']),
                         ACTION_TAG: str(action['id']),
-                        'cluster_name': 'elastman-%s' % cluster['id']}
+                        'cluster_name': 'elastman-%s' % cluster['id'],
+                        **compute.security_metadata(
+                            (cluster.get('spec') or {}).get('security'))}
             server = self.driver.create(name, plan['flavor'], metadata)
             self._crash_point('creating:server')
             servers.append(server)
@@ -244,6 +299,7 @@ class ActionExecutor:
     def _wait_joined(self, action: dict, server_ids: list[str]) -> None:
         deadline = time.monotonic() + self.opts.join_timeout
         waiting = list(server_ids)
+        denied: dict[str, float] = {}      # server -> first refusal
         while waiting:
             for server_id in list(waiting):
                 node = self.store.nodes.get(action['cluster_id'], server_id)
@@ -255,7 +311,15 @@ class ActionExecutor:
                     raise exception.ElastmanException(
                         'server %s went %s while joining: %s'
                         % (server_id, server.status, server.fault))
-                if self._is_up_normal(node):
+                try:
+                    joined = self._is_up_normal(action['cluster_id'], node)
+                except access_mod.AccessDenied:
+                    first = denied.setdefault(server_id, time.monotonic())
+                    if time.monotonic() - first >= \
+                            self.opts.credentials_grace:
+                        raise
+                    continue
+                if joined:
                     self.store.nodes.upsert(action['cluster_id'], server_id,
                                             state='UN')
                     waiting.remove(server_id)
@@ -266,13 +330,31 @@ class ActionExecutor:
             if waiting:
                 time.sleep(2)
 
-    def _is_up_normal(self, node: dict) -> bool:
+    def _is_up_normal(self, cluster_id, node: dict) -> bool:
+        """True once the node is UN and, for a cluster with credentials or
+        TLS, accepts a CQL login with them; AccessDenied when it refuses."""
         try:
-            ring = self._nodetool(node['jmx_host'], node['jmx_port']).status()
+            ring = self._tool(cluster_id, node).status()
+        except nodetool_mod.NodetoolAccessDenied:
+            raise
         except exception.NodetoolError:
             return False  # JMX not up yet
-        return any(s.address == node['address'] and s.up_normal
-                   for s in ring)
+        if not any(s.address == node['address'] and s.up_normal
+                   for s in ring):
+            return False
+        access = self._access(cluster_id)
+        if access is not None:
+            try:
+                access_mod.check_cql(access, node['address'],
+                                     node.get('cql_port') or 9042,
+                                     timeout=10.0)
+            except access_mod.AccessDenied:
+                raise
+            except Exception as exc:         # CQL not serving yet
+                LOG.info('node %s is UN but CQL does not answer yet: %s',
+                         node['node_id'], exc)
+                return False
+        return True
 
     def _cleanup(self, action: dict, result: dict) -> None:
         """Old nodes drop the ranges the new ones took over."""
@@ -283,7 +365,7 @@ class ActionExecutor:
             except exception.NotFound:
                 continue
             try:
-                self._nodetool(node['jmx_host'], node['jmx_port']).cleanup(
+                self._tool(action['cluster_id'], node).cleanup(
                     timeout=self.opts.cleanup_timeout)
             except exception.NodetoolError as exc:
                 # the data is still correct, only not yet reclaimed
@@ -313,7 +395,7 @@ class ActionExecutor:
         (crashed) actuator started: Cassandra refuses a second one while
         the node is leaving."""
         node_id = node['node_id']
-        tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+        tool = self._tool(action['cluster_id'], node)
 
         def progress(state: dict) -> None:
             LOG.info('decommission of %s: %s', node_id, state)
@@ -346,8 +428,7 @@ class ActionExecutor:
             if node['node_id'] == leaving['node_id']:
                 continue
             try:
-                ring = self._nodetool(node['jmx_host'],
-                                      node['jmx_port']).status()
+                ring = self._tool(action['cluster_id'], node).status()
             except exception.NodetoolError:
                 continue
             return any(s.address == leaving['address'] for s in ring)
@@ -399,7 +480,16 @@ class ActionExecutor:
         except Exception:
             LOG.exception('could not journal the failure of action %s',
                           action['id'])
-        self._set_cluster_state(action['cluster_id'], 'ACTIVE', reason)
+        state = 'ACTIVE'
+        if action['kind'] == 'create':
+            try:
+                if not serving_nodes(self.store.nodes.list(
+                        action['cluster_id'])):
+                    state = 'ERROR'     # a cluster that never came to be
+            except Exception:
+                LOG.exception('cannot list the nodes of cluster %s',
+                              action['cluster_id'])
+        self._set_cluster_state(action['cluster_id'], state, reason)
 
     def _set_cluster_state(self, cluster_id, state: str, reason: str) -> None:
         try:

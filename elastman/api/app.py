@@ -10,6 +10,7 @@ import webob
 import webob.dec
 
 from elastman.api import auth
+from elastman.api.controllers import access
 from elastman.api.controllers import clusters
 from elastman.api.controllers import hosts
 from elastman.api.controllers import policy as policy_ctl
@@ -33,6 +34,8 @@ ROUTES = (
     (_C, 'PATCH', 'clusters', 'update'),
     (_C, 'DELETE', 'clusters', 'delete'),
     (_C + '/scale', 'POST', 'clusters', 'scale'),
+    (_C + '/credentials', 'PUT', 'access', 'update'),
+    (_C + '/credentials', 'DELETE', 'access', 'delete'),
     (_C + '/policy', 'GET', 'policy', 'show'),
     (_C + '/policy', 'PUT', 'policy', 'update'),
     (_C + '/policy', 'DELETE', 'policy', 'delete'),
@@ -51,6 +54,7 @@ ROUTES = (
 
 _CONTROLLERS = {
     'clusters': clusters.ClusterController,
+    'access': access.AccessController,
     'policy': policy_ctl.PolicyController,
     'nodes': resources.NodeController,
     'models': resources.ModelController,

@@ -55,6 +55,39 @@ POLICY['properties'].update({
     'model': dict(MODEL_PARAMS, description='capacity model parameters'),
 })
 
+# a Cassandra role name or password: any characters, but never empty
+SECRET_TEXT = {'type': 'string', 'minLength': 1, 'maxLength': 256}
+CREDENTIALS = {
+    'type': 'object',
+    'additionalProperties': False,
+    'required': ['username', 'password'],
+    'properties': {
+        'username': SECRET_TEXT,
+        'password': SECRET_TEXT,
+        'jmx_username': SECRET_TEXT,
+        'jmx_password': SECRET_TEXT,
+    },
+    'dependentRequired': {'jmx_username': ['jmx_password']},
+}
+TLS = {
+    'type': 'object',
+    'additionalProperties': False,
+    'minProperties': 1,
+    'properties': {
+        'cql': {'type': 'boolean'},
+        'jmx': {'type': 'boolean'},
+        'ca_certificate': {'type': 'string', 'minLength': 1,
+                           'maxLength': 65536},
+        'verify_hostname': {'type': 'boolean'},
+    },
+}
+CLUSTER_ACCESS = {
+    'type': 'object',
+    'additionalProperties': False,
+    'minProperties': 1,
+    'properties': {'credentials': CREDENTIALS, 'tls': TLS},
+}
+
 #: What an absent policy field takes: ScalingPolicy's defaults.
 POLICY_DEFAULTS = dict(policy_mod.defaults(), flavors=[], model={})
 
@@ -73,6 +106,8 @@ CLUSTER_CREATE = {
         'size': {'type': 'integer', 'minimum': 1,
                  'maximum': policy_mod.MAX_NODES},
         'policy': POLICY,
+        'credentials': CREDENTIALS,
+        'tls': TLS,
     },
     'oneOf': [
         {'required': ['seeds'],

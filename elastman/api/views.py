@@ -33,6 +33,14 @@ def endpoints(cluster: dict, nodes: list[dict]) -> list[str]:
             for n in nodes if n.get('address')]
 
 
+def security(spec: dict) -> dict:
+    """Whether credentials are set and which connections use TLS; never
+    the credentials."""
+    found = spec.get('security') or {}
+    return {key: bool(found.get(key))
+            for key in ('authentication', 'cql_tls', 'jmx_tls')}
+
+
 def cluster(row: dict, nodes: list[dict], detail: bool = False) -> dict:
     spec = row.get('spec') or {}
     doc = {'id': str(row['id']), 'name': row['name'],
@@ -42,6 +50,7 @@ def cluster(row: dict, nodes: list[dict], detail: bool = False) -> dict:
            'flavor': spec.get('flavor'), 'image': spec.get('image'),
            'size': len(nodes), 'endpoints': endpoints(row, nodes),
            'has_policy': bool(row.get('policy')),
+           'security': security(spec),
            'created_at': ts(row.get('created_at')),
            'updated_at': ts(row.get('updated_at'))}
     if detail:

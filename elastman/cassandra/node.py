@@ -21,6 +21,12 @@ from elastman.common import exception
 
 LOG = logging.getLogger(__name__)
 
+# JMX logins checked by Cassandra against its roles, as for CQL
+_JAAS = """CassandraLogin {
+  org.apache.cassandra.auth.CassandraLoginModule REQUIRED;
+};
+"""
+
 _LOGBACK = """<configuration scan="false">
   <appender name="FILE" class="ch.qos.logback.core.FileAppender">
     <file>{log_dir}/system.log</file>
@@ -48,6 +54,16 @@ class NodeSpec:
     num_tokens: int = 16
     extra_yaml: dict = dataclasses.field(default_factory=dict)
     jvm_opts: tuple[str, ...] = ()
+    #: PasswordAuthenticator and CassandraAuthorizer for CQL, and JMX
+    #: logins checked against the same roles (CassandraLoginModule)
+    authentication: bool = False
+    #: PKCS12 key store with the node's key and certificate chain; used by
+    #: client_tls (CQL) and jmx_tls
+    keystore: str | None = None
+    keystore_password: str | None = dataclasses.field(default=None,
+                                                      repr=False)
+    client_tls: bool = False
+    jmx_tls: bool = False
 
     @property
     def seed_list(self) -> str:
@@ -110,6 +126,16 @@ class LocalNode:
             'authenticator': 'AllowAllAuthenticator',
             'authorizer': 'AllowAllAuthorizer',
         }
+        if self.spec.authentication:
+            settings.update(authenticator='PasswordAuthenticator',
+                            authorizer='CassandraAuthorizer',
+                            role_manager='CassandraRoleManager')
+        if self.spec.client_tls:
+            settings['client_encryption_options'] = {
+                'enabled': True, 'optional': False,
+                'keystore': self._keystore(),
+                'keystore_password': self.spec.keystore_password or '',
+                'store_type': 'PKCS12', 'require_client_auth': False}
         settings.update(self.spec.extra_yaml)
         # JSON is a subset of YAML: no YAML writer needed for Cassandra.
         return '\n'.join('%s: %s' % (k, json.dumps(v))
@@ -122,6 +148,10 @@ class LocalNode:
             f.write(self._yaml())
         with open(os.path.join(self.conf_dir, 'logback.xml'), 'w') as f:
             f.write(_LOGBACK.format(log_dir=self.log_dir))
+        if self.spec.authentication:
+            with open(os.path.join(self.conf_dir, 'cassandra-jaas.config'),
+                      'w') as f:
+                f.write(_JAAS)
         with open(self.spec_file, 'w') as f:
             json.dump(dataclasses.asdict(self.spec), f)
 
@@ -143,10 +173,37 @@ class LocalNode:
             '-Dcassandra-foreground=yes',
             '-Dcassandra.skip_wait_for_gossip_to_settle=0',
             '-Dcassandra.superuser_setup_delay_ms=0',
+            *self._jmx_security(),
             *self.spec.jvm_opts,
             '-cp', runtime.classpath(self.conf),
             'org.apache.cassandra.service.CassandraDaemon',
         ]
+
+    def _keystore(self) -> str:
+        if not self.spec.keystore:
+            raise exception.CassandraNodeError(
+                node=self.spec.name, reason='TLS asked for, but no key store '
+                                            'was given')
+        return self.spec.keystore
+
+    def _jmx_security(self) -> list[str]:
+        """JVM flags: JMX logins against Cassandra's roles, JMX over TLS."""
+        flags = []
+        if self.spec.authentication:
+            flags += [
+                '-Dcom.sun.management.jmxremote.authenticate=true',
+                '-Dcassandra.jmx.remote.login.config=CassandraLogin',
+                '-Djava.security.auth.login.config=' + os.path.join(
+                    self.conf_dir, 'cassandra-jaas.config')]
+        if self.spec.jmx_tls:
+            flags += [
+                '-Dcom.sun.management.jmxremote.ssl=true',
+                '-Dcom.sun.management.jmxremote.registry.ssl=true',
+                '-Djavax.net.ssl.keyStore=' + self._keystore(),
+                '-Djavax.net.ssl.keyStorePassword='
+                + (self.spec.keystore_password or ''),
+                '-Djavax.net.ssl.keyStoreType=PKCS12']
+        return flags
 
     # lifecycle --------------------------------------------------------------
     def pid(self) -> int | None:

@@ -112,6 +112,17 @@ class Client:
     def delete_cluster(self, cluster_id: str) -> None:
         self._request('DELETE', '/clusters/%s' % cluster_id)
 
+    def set_credentials(self, cluster_id: str,
+                        credentials: dict | None = None,
+                        tls: dict | None = None) -> None:
+        """Replace the credentials and TLS settings of a cluster's nodes."""
+        body = {k: v for k, v in (('credentials', credentials),
+                                  ('tls', tls)) if v is not None}
+        self._request('PUT', '/clusters/%s/credentials' % cluster_id, body)
+
+    def delete_credentials(self, cluster_id: str) -> None:
+        self._request('DELETE', '/clusters/%s/credentials' % cluster_id)
+
     def scale_cluster(self, cluster_id: str, count: int,
                       flavor: str | None = None) -> dict:
         body = {'count': count}

@@ -27,6 +27,28 @@ STATUSES = (BUILD, ACTIVE, ERROR, DELETED)
 # Metadata key that tags a server with the cluster it belongs to.
 CLUSTER_TAG = 'elastman_cluster'
 
+# Metadata keys that tell the guest how to secure Cassandra, from a managed
+# cluster's spec['security'] (never credentials: those stay in elastman):
+#: "password": PasswordAuthenticator, and JMX logins against the same roles
+AUTH_META = 'cassandra_auth'
+#: "true": client_encryption_options enabled, not optional
+CLIENT_TLS_META = 'cassandra_client_tls'
+#: "true": JMX (registry and connections) over TLS
+JMX_TLS_META = 'cassandra_jmx_tls'
+
+
+def security_metadata(security: dict | None) -> dict[str, str]:
+    """Server metadata for a cluster's ``spec['security']``."""
+    security = security or {}
+    meta = {}
+    if security.get('authentication'):
+        meta[AUTH_META] = 'password'
+    if security.get('cql_tls'):
+        meta[CLIENT_TLS_META] = 'true'
+    if security.get('jmx_tls'):
+        meta[JMX_TLS_META] = 'true'
+    return meta
+
 
 class ComputeError(exception.ElastmanException):
     msg_fmt = 'Compute driver %(driver)s: %(reason)s'

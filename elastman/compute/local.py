@@ -155,8 +155,9 @@ class LocalDriver(base.ComputeDriver):
 
         ``metadata`` may carry the cluster tag (``elastman_cluster``),
         ``seeds`` (comma-separated addresses; default: the cluster's oldest
-        running servers, or the node itself for the first one) and
-        ``cluster_name``.
+        running servers, or the node itself for the first one),
+        ``cluster_name`` and the security keys of
+        :func:`elastman.compute.base.security_metadata`.
         """
         spec_flavor = self.flavor(flavor)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
@@ -192,6 +193,12 @@ class LocalDriver(base.ComputeDriver):
     def _start(self, record: dict, flavor: flavor_mod.Flavor,
                metadata: dict) -> None:
         cluster = metadata.get(base.CLUSTER_TAG)
+        client_tls = metadata.get(base.CLIENT_TLS_META) == 'true'
+        jmx_tls = metadata.get(base.JMX_TLS_META) == 'true'
+        if (client_tls or jmx_tls) and not self.opts.tls_keystore:
+            raise base.ComputeError(
+                driver=self.name, reason='server %s asks for TLS but '
+                '[local_cloud] tls_keystore is not set' % record['name'])
         spec = cassandra_node.NodeSpec(
             name=record['name'], base_dir=self._dir(record['id']),
             address=record['address'], cql_port=record['cql_port'],
@@ -202,7 +209,13 @@ class LocalDriver(base.ComputeDriver):
             heap=flavor.heap, num_tokens=self.opts.num_tokens,
             extra_yaml={**MONITORING_YAML, **flavor.cassandra_settings()},
             jvm_opts=tuple(flavor.jvm_options() + list(
-                self.opts.jvm_options)))
+                self.opts.jvm_options)),
+            authentication=metadata.get(base.AUTH_META) == 'password',
+            client_tls=client_tls, jmx_tls=jmx_tls,
+            keystore=self.opts.tls_keystore if client_tls or jmx_tls
+            else None,
+            keystore_password=self.opts.tls_keystore_password
+            if client_tls or jmx_tls else None)
         node = cassandra_node.LocalNode(self.conf, spec)
         wrapper = None
         if flavor.cpu:

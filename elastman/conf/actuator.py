@@ -17,6 +17,11 @@ actuator_opts = [
     cfg.IntOpt('join_timeout', default=900, min=1,
                help='Seconds a new Cassandra node may take to bootstrap '
                     'and show as UN.'),
+    cfg.IntOpt('credentials_grace', default=60, min=0,
+               help='Seconds a new node may refuse its cluster\'s '
+                    'credentials before they count as wrong and the action '
+                    'fails (a starting node sets up its roles only after it '
+                    'answers).'),
     cfg.IntOpt('decommission_timeout', default=3600, min=10,
                help='Seconds a decommission may take before the action '
                     'fails (the node then stays in the cluster).'),

@@ -16,6 +16,12 @@ api_opts = [
                help='How API requests are authenticated.'),
     cfg.IntOpt('max_limit', default=1000, min=1,
                help='Largest number of items one list request returns.'),
+    cfg.StrOpt('marker_secret', secret=True,
+               help='Key that signs the page markers the API hands out (so '
+                    'that only markers it issued reach the store). The same '
+                    'value on every API host behind one endpoint. Unset: a '
+                    'random key kept in <state_path>/api-marker.key, made on '
+                    'first use.'),
 ]
 
 

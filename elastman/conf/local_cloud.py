@@ -54,6 +54,14 @@ local_cloud_opts = [
                help='CFS period for the quotas, in microseconds.'),
     cfg.ListOpt('jvm_options', default=['-Dcassandra.ring_delay_ms=5000'],
                 help='Extra JVM options of every local server.'),
+    cfg.StrOpt('tls_keystore',
+               help='PKCS12 key store with the key and certificate chain '
+                    'every local server presents when its cluster asks for '
+                    'TLS (server metadata cassandra_client_tls or '
+                    'cassandra_jmx_tls), as an image would carry them. '
+                    'Unset: such servers cannot be created.'),
+    cfg.StrOpt('tls_keystore_password', secret=True,
+               help='Password of [local_cloud] tls_keystore.'),
 ]
 
 

@@ -8,6 +8,11 @@ the CQL virtual tables when the source cannot read the node). Samples are differ
 previous round; they are stored, summed per cluster and published as
 ``elastman.sample`` notifications. A node that does not answer in time is
 reported ``up=False`` and never delays the others.
+
+Nodes of a cluster with credentials or TLS (``store.credentials``) are read
+with them. When every node of a cluster refuses them, the cluster's
+``status_reason`` says so (prefixed ``monitor:``) until a node accepts them
+again.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import oslo_messaging as messaging
 from oslo_log import log as logging
 from oslo_utils import timeutils
 
+from elastman.cassandra import access as access_mod
 from elastman.common import context as em_context
 from elastman.common import manager
 from elastman.common import rpc
@@ -30,6 +36,8 @@ from elastman.monitor import sources
 LOG = logging.getLogger(__name__)
 
 EVENT_TYPE = 'elastman.sample'
+#: prefix of the cluster status_reason the monitor writes (and clears)
+REASON_PREFIX = 'monitor: '
 SKIPPED_NODE_STATES = frozenset({'DELETED'})
 
 
@@ -115,19 +123,37 @@ class MonitorManager(manager.Manager):
             seen.update((n['address'], n['cql_port'] or 9042)
                         for n in nodes if n.get('address'))
             try:
-                samples += self.sample_cluster(cluster_id, nodes)
+                samples += self.sample_cluster(cluster_id, nodes,
+                                               cluster=cluster)
             except Exception:
                 LOG.exception('sampling cluster %s failed this round',
                               cluster_id)
         self.cql_reader.forget(seen)
         return samples
 
-    def sample_cluster(self, cluster_id: uuid.UUID,
-                       nodes: list[dict]) -> list[dict]:
-        """Read every node of one cluster in parallel; store and publish."""
+    def _access(self, cluster_id) -> access_mod.Access | None:
+        """The cluster's credentials and TLS settings, None without."""
+        if self.store is None:
+            return None
+        try:
+            return access_mod.Access.from_document(
+                self.store.credentials.get(cluster_id))
+        except Exception as exc:     # undecryptable: say so, sample anyway
+            LOG.error('cluster %s is read without credentials: %s',
+                      cluster_id, exc)
+            return None
+
+    def sample_cluster(self, cluster_id: uuid.UUID, nodes: list[dict],
+                       cluster: dict | None = None) -> list[dict]:
+        """Read every node of one cluster in parallel; store and publish.
+
+        ``cluster`` (its row, if at hand) spares a read of its status.
+        """
         opts = self.conf.monitor
         nodes = [n for n in nodes if n.get('address')
                  and n.get('state') not in SKIPPED_NODE_STATES]
+        access = self._access(cluster_id)
+        denied: list[str] = []
         futures = {}
         for node in nodes:
             key = (str(cluster_id), node['node_id'])
@@ -137,7 +163,7 @@ class MonitorManager(manager.Manager):
                             'the previous round', node['node_id'], cluster_id)
                 continue
             futures[key] = self._busy[key] = self._pool.submit(
-                self._read_node, _target(node))
+                self._read_node, _target(node, access))
         budget = min(self.source.timeout + opts.cql_timeout + 1.0,
                      max(1.0, opts.sampling_interval * 0.8))
         concurrent.futures.wait(list(futures.values()), timeout=budget)
@@ -150,6 +176,10 @@ class MonitorManager(manager.Manager):
             if future is not None and future.done():
                 try:
                     current = future.result()
+                except access_mod.AccessDenied as exc:
+                    denied.append(str(exc))
+                    LOG.warning('node %s of cluster %s: %s', node['node_id'],
+                                cluster_id, exc)
                 except Exception as exc:
                     LOG.info('node %s (%s) did not answer: %s',
                              node['node_id'], node['address'], exc)
@@ -166,7 +196,31 @@ class MonitorManager(manager.Manager):
             samples.append(sample)
         self._record(cluster_id, ts, samples)
         self._push_latencies(nodes, samples)
+        self._report_access(cluster_id, cluster, denied, samples)
         return samples
+
+    def _report_access(self, cluster_id, cluster: dict | None,
+                       denied: list[str], samples: list[dict]) -> None:
+        """Put "every node refuses the credentials" on the cluster, and take
+        it off once a node is read again."""
+        if self.store is None or not samples:
+            return
+        refused = bool(denied) and not any(s['up'] for s in samples)
+        try:
+            if cluster is None:
+                cluster = self.store.clusters.get(cluster_id)
+            current = cluster.get('status_reason') or ''
+            if refused:
+                reason = (REASON_PREFIX + denied[0])[:500]
+                if current != reason:
+                    self.store.clusters.update(cluster_id,
+                                               status_reason=reason)
+            elif current.startswith(REASON_PREFIX) and any(
+                    s['up'] for s in samples):
+                self.store.clusters.update(cluster_id, status_reason=None)
+        except Exception as exc:   # the next round tries again
+            LOG.warning('cannot update the status of cluster %s: %s',
+                        cluster_id, exc)
 
     def _push_latencies(self, nodes: list[dict], samples: list[dict]) -> None:
         """Feed each node's read p99 to the agent of its compute host."""
@@ -225,8 +279,12 @@ class MonitorManager(manager.Manager):
         return [to_payload(s) for s in samples]
 
 
-def _target(node: dict) -> readings.Target:
+def _target(node: dict,
+            access: access_mod.Access | None = None) -> readings.Target:
     return readings.Target(address=node['address'],
                            cql_port=node.get('cql_port') or 9042,
                            jmx_host=node.get('jmx_host') or '127.0.0.1',
-                           jmx_port=node.get('jmx_port') or 7199)
+                           jmx_port=node.get('jmx_port') or 7199,
+                           access=access, node_id=node.get('node_id'),
+                           cluster_id=str(node.get('cluster_id') or '')
+                           or None)

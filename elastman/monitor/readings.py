@@ -16,6 +16,8 @@ from cassandra import cluster as cql_cluster
 from cassandra import policies
 from oslo_log import log as logging
 
+from elastman.cassandra import access as access_mod
+
 LOG = logging.getLogger(__name__)
 
 SYSTEM_KEYSPACES = frozenset({
@@ -47,12 +49,16 @@ class Reading:
 
 @dataclasses.dataclass
 class Target:
-    """Where a node answers."""
+    """Where a node answers, and how to log in to it."""
 
     address: str
     cql_port: int = 9042
     jmx_host: str | None = None
     jmx_port: int | None = None
+    #: credentials and TLS of the node's cluster (None: neither)
+    access: access_mod.Access | None = None
+    node_id: str | None = None
+    cluster_id: str | None = None
 
 
 class CqlReader:
@@ -66,11 +72,18 @@ class CqlReader:
     def __init__(self, timeout: float, excluded: frozenset[str]) -> None:
         self.timeout = timeout
         self.excluded = excluded
-        self._sessions: dict[tuple[str, int], object] = {}
+        # (address, port) -> (fingerprint of the access, session)
+        self._sessions: dict[tuple[str, int], tuple[str, object]] = {}
 
     def _session(self, target: Target):
         key = (target.address, target.cql_port)
-        session = self._sessions.get(key)
+        fingerprint = target.access.fingerprint() if target.access else ''
+        known, session = self._sessions.get(key, (None, None))
+        if session is not None and known != fingerprint:
+            # the cluster's credentials changed: log in again
+            self._sessions.pop(key)
+            session.cluster.shutdown()
+            session = None
         if session is None:
             cluster = cql_cluster.Cluster(
                 contact_points=[target.address], port=target.cql_port,
@@ -81,14 +94,20 @@ class CqlReader:
                 reconnection_policy=policies.ConstantReconnectionPolicy(
                     max(1.0, self.timeout)),
                 protocol_version=5, idle_heartbeat_interval=10,
-                schema_metadata_enabled=False, token_metadata_enabled=False)
+                schema_metadata_enabled=False, token_metadata_enabled=False,
+                **access_mod.cql_options(target.access, target.address))
             try:
                 session = cluster.connect()
-            except Exception:
+            except Exception as exc:
                 cluster.shutdown()
+                reason = access_mod.denial(exc)
+                if reason:
+                    raise access_mod.AccessDenied(
+                        service='CQL', where='%s:%d' % key,
+                        who=access_mod.who(target.access), reason=reason)
                 raise
             session.default_timeout = self.timeout
-            self._sessions[key] = session
+            self._sessions[key] = (fingerprint, session)
         return session
 
     def ping(self, target: Target) -> None:
@@ -114,7 +133,7 @@ class CqlReader:
         """Close sessions of nodes no longer monitored."""
         for key in list(self._sessions):
             if key not in keep:
-                self._sessions.pop(key).cluster.shutdown()
+                self._sessions.pop(key)[1].cluster.shutdown()
 
     def close(self) -> None:
         self.forget(set())

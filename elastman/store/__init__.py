@@ -4,6 +4,7 @@ from __future__ import annotations
 from elastman.store import actions
 from elastman.store import clusters
 from elastman.store import connection
+from elastman.store import credentials
 from elastman.store import forecasts
 from elastman.store import hosts
 from elastman.store import leases
@@ -26,6 +27,7 @@ class Store:
         self.actions = actions.ActionRepository(session, conf)
         self.leases = leases.LeaseRepository(session, conf)
         self.hosts = hosts.HostRepository(session, conf)
+        self.credentials = credentials.CredentialRepository(session, conf)
 
     @classmethod
     def open(cls, conf, check_schema: bool = True) -> 'Store':

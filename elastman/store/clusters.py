@@ -75,4 +75,7 @@ class ClusterRepository(base.Repository):
         return self.get(cluster_id)
 
     def delete(self, cluster_id: uuid.UUID) -> None:
+        """The cluster's row and its credentials."""
+        self._execute('DELETE FROM cluster_credentials WHERE cluster_id = ?',
+                      (cluster_id,))
         self._execute('DELETE FROM clusters WHERE id = ?', (cluster_id,))

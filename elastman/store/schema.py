@@ -87,6 +87,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             WITH CLUSTERING ORDER BY (ts DESC)
             AND default_time_to_live = 604800""",
     )),
+    Migration(3, 'clusters\' encrypted credentials', (
+        """CREATE TABLE IF NOT EXISTS cluster_credentials (
+            cluster_id uuid PRIMARY KEY, secret blob,
+            updated_at timestamp)""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

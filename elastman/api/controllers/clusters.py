@@ -1,11 +1,14 @@
 """/v1/clusters: register or create, show, rename, delete, scale."""
 from __future__ import annotations
 
+import uuid
+
 from oslo_log import log as logging
 
 from elastman.api import errors
 from elastman.api import schemas
 from elastman.api import views
+from elastman.api.controllers import access
 from elastman.api.controllers import base
 from elastman.common import exception
 
@@ -56,15 +59,39 @@ class ClusterController(base.Controller):
                             {'project_id': ctx.project_id})
         policy = (schemas.normalize_policy(body['policy'])
                   if 'policy' in body else {})
+        doc = access.document(body)
+        if doc is not None:
+            access.check_keys(self.conf)
         cql_port = body.get('cql_port', DEFAULT_CQL_PORT)
         spec = {'cql_port': cql_port,
-                'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT)}
+                'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT),
+                'security': access.summary(doc)}
+        # the credentials first: a row nobody reaches is all a failure here
+        # can leave, and no worker ever sees the cluster without them
+        cluster_id = uuid.uuid4()
+        if doc is not None:
+            self.store.credentials.set(cluster_id, doc)
+        try:
+            row = self._create(ctx, body, spec, policy, cluster_id)
+        except Exception:
+            if doc is not None:
+                self.store.credentials.delete(cluster_id)
+            raise
+        LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
+                 spec['mode'], ctx.project_id)
+        nodes = self.store.nodes.list(row['id'])
+        return 201, {'cluster': views.cluster(row, nodes, detail=True)}
+
+    def _create(self, ctx, body: dict, spec: dict, policy: dict,
+                cluster_id: uuid.UUID) -> dict:
+        cql_port = spec['cql_port']
         if 'seeds' in body:
             seeds = [_split_seed(s, cql_port) for s in body['seeds']]
             spec.update(mode='registered', seeds=['%s:%d' % s for s in seeds],
                         flavor=body.get('flavor'))
             row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='ACTIVE')
+                                             spec, policy, state='ACTIVE',
+                                             cluster_id=cluster_id)
             for host, port in seeds:
                 self.store.nodes.upsert(row['id'], host, address=host,
                                         cql_port=port, seed=True,
@@ -75,13 +102,11 @@ class ClusterController(base.Controller):
             spec.update(mode='managed', flavor=body['flavor'],
                         image=body['image'], size=body['size'])
             row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='CREATING')
+                                             spec, policy, state='CREATING',
+                                             cluster_id=cluster_id)
             self._request_scale(ctx, row, 'create', body['size'],
                                 body['flavor'])
-        LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
-                 spec['mode'], ctx.project_id)
-        nodes = self.store.nodes.list(row['id'])
-        return 201, {'cluster': views.cluster(row, nodes, detail=True)}
+        return row
 
     def show(self, req, ctx, cluster_id):
         row = self.cluster(ctx, cluster_id, RULE % 'get')

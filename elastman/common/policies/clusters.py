@@ -30,6 +30,11 @@ rules = [
     _rule('delete', MEMBER, 'DELETE', _C, 'Delete or unregister a cluster.'),
     _rule('scale', MEMBER, 'POST', _C + '/scale',
           'Request a manual resize of a cluster.'),
+    _rule('credentials:set', MEMBER, 'PUT', _C + '/credentials',
+          'Set the credentials and TLS settings elastman logs in to the '
+          'cluster\'s nodes with.'),
+    _rule('credentials:delete', MEMBER, 'DELETE', _C + '/credentials',
+          'Remove the credentials and TLS settings of a cluster.'),
     _rule('policy:get', READER, 'GET', _C + '/policy',
           'Show the scaling policy of a cluster.'),
     _rule('policy:set', MEMBER, 'PUT', _C + '/policy',

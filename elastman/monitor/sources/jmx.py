@@ -52,7 +52,7 @@ class JmxSource(sources.MetricsSource):
 
         def submit(pattern):
             return self.bridge.submit(host, port, pattern, ('Count',),
-                                      ('values',))
+                                      ('values',), access=target.access)
         futures = {
             'read': submit(TABLE_PATTERN % 'CoordinatorReadLatency'),
             'write': submit(TABLE_PATTERN % 'CoordinatorWriteLatency'),
@@ -63,9 +63,11 @@ class JmxSource(sources.MetricsSource):
         try:
             results = {k: self.bridge.result(f) for k, f in futures.items()}
         except jmx.JmxError as exc:
-            raise sources.SourceError(source=self.name,
-                                      where='%s:%s' % (host, port),
-                                      reason=exc.kwargs.get('reason', exc))
+            denied = isinstance(exc, jmx.JmxAccessDenied)
+            raise sources.SourceError(
+                source=self.name, where='%s:%s' % (host, port),
+                reason=str(exc) if denied else exc.kwargs.get('reason', exc)
+            ) from exc
         mono = time.monotonic()
         reads, read_buckets = self._sum(results['read'])
         writes, write_buckets = self._sum(results['write'])

@@ -1,4 +1,5 @@
-"""openstack elastman cluster create|list|show|set|delete|scale."""
+"""openstack elastman cluster create|list|show|set|delete|scale, and
+cluster credentials set|unset."""
 from __future__ import annotations
 
 from osc_lib.command import command
@@ -9,7 +10,56 @@ from elastman.osc.v1 import common
 LIST_COLUMNS = ('id', 'name', 'state', 'mode', 'size', 'flavor')
 SHOW_COLUMNS = ('id', 'name', 'project_id', 'state', 'status_reason', 'mode',
                 'flavor', 'image', 'size', 'endpoints', 'nodes', 'policy',
-                'created_at', 'updated_at')
+                'security', 'created_at', 'updated_at')
+
+
+def add_access_options(parser) -> None:
+    """Credentials and TLS of the cluster's nodes."""
+    parser.add_argument('--username', help='CQL (and JMX) user elastman '
+                                           'logs in as.')
+    parser.add_argument('--password', help='Password of --username.')
+    parser.add_argument('--jmx-username', help='JMX user, when not the CQL '
+                                               'one.')
+    parser.add_argument('--jmx-password', help='Password of --jmx-username.')
+    parser.add_argument('--cql-tls', action='store_true',
+                        help='CQL connections use TLS.')
+    parser.add_argument('--jmx-tls', action='store_true',
+                        help='JMX connections use TLS.')
+    parser.add_argument('--ca-cert', metavar='<file>',
+                        help='PEM file of the CA the nodes\' certificates '
+                             'chain to (default: the system\'s CAs).')
+    parser.add_argument('--no-verify-hostname', action='store_true',
+                        help='Do not check the nodes\' host names (CQL).')
+
+
+def access_body(args) -> dict:
+    """The ``credentials`` and ``tls`` of a request, from the options."""
+    body: dict = {}
+    if args.username or args.password:
+        if not (args.username and args.password):
+            raise exceptions.CommandError('--username and --password go '
+                                          'together')
+        creds = {'username': args.username, 'password': args.password}
+        if args.jmx_username or args.jmx_password:
+            creds.update(jmx_username=args.jmx_username,
+                         jmx_password=args.jmx_password)
+        body['credentials'] = {k: v for k, v in creds.items() if v}
+    tls: dict = {}
+    if args.cql_tls:
+        tls['cql'] = True
+    if args.jmx_tls:
+        tls['jmx'] = True
+    if args.ca_cert:
+        try:
+            with open(args.ca_cert) as f:
+                tls['ca_certificate'] = f.read()
+        except OSError as exc:
+            raise exceptions.CommandError('--ca-cert: %s' % exc)
+    if args.no_verify_hostname:
+        tls['verify_hostname'] = False
+    if tls:
+        body['tls'] = tls
+    return body
 
 
 def _show(cluster: dict):
@@ -36,6 +86,7 @@ class CreateCluster(command.ShowOne):
                             help='Number of nodes of a new cluster.')
         parser.add_argument('--cql-port', type=int, help='CQL port.')
         parser.add_argument('--jmx-port', type=int, help='JMX port.')
+        add_access_options(parser)
         common.add_wait(parser, 'the cluster is ACTIVE')
         return parser
 
@@ -44,7 +95,8 @@ class CreateCluster(command.ShowOne):
         cluster = common.call(
             client.create_cluster, args.name, seeds=args.seeds,
             flavor=args.flavor, image=args.image, size=args.size,
-            cql_port=args.cql_port, jmx_port=args.jmx_port)
+            cql_port=args.cql_port, jmx_port=args.jmx_port,
+            **access_body(args))
         if args.wait:
             cluster = _wait_state(client, cluster['id'], args.timeout)
         return _show(cluster)
@@ -160,3 +212,37 @@ class ScaleCluster(command.ShowOne):
                                               % (action or {}).get('reason'))
         from elastman.osc.v1 import action as action_cmd
         return common.show(action, action_cmd.SHOW_COLUMNS)
+
+
+class SetCredentials(command.Command):
+    """Replace the credentials and TLS settings elastman logs in to a
+    cluster's nodes with (stored encrypted, never shown)."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        add_access_options(parser)
+        return parser
+
+    def take_action(self, args):
+        body = access_body(args)
+        if not body:
+            raise exceptions.CommandError('give --username/--password or a '
+                                          'TLS option')
+        cluster = common.find_cluster(self.app, args.cluster)
+        common.call(common.client(self.app).set_credentials, cluster['id'],
+                    **body)
+
+
+class UnsetCredentials(command.Command):
+    """Forget the credentials and TLS settings of a cluster."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        return parser
+
+    def take_action(self, args):
+        cluster = common.find_cluster(self.app, args.cluster)
+        common.call(common.client(self.app).delete_credentials,
+                    cluster['id'])

@@ -27,6 +27,8 @@ def _serve(conf, store, strategy: str):
     conf.set_override('auth_strategy', strategy, 'api')
     conf.set_override('bind_port', 0, 'api')
     conf.set_override('transport_url', 'fake://')
+    # not a key file under the default state_path (/var/lib/elastman)
+    conf.set_override('marker_secret', 'functional-tests', 'api')
     service = api_service.build(conf, store)
     service.start()
     return service
@@ -38,6 +40,7 @@ def noauth_api(conf, store):
     yield 'http://127.0.0.1:%d' % service.port
     service.stop()
     conf.clear_override('auth_strategy', 'api')
+    conf.clear_override('marker_secret', 'api')
 
 
 @pytest.fixture
@@ -61,3 +64,4 @@ def keystone_api(conf, store, keystone):
     service.stop()
     keystone.clear_authtoken(conf)
     conf.clear_override('auth_strategy', 'api')
+    conf.clear_override('marker_secret', 'api')

@@ -26,6 +26,7 @@ def main(argv):
         conf.set_override('bind_port', int(argv[1]) if len(argv) > 1 else 0,
                           'api')
         conf.set_override('transport_url', 'fake://')
+        conf.set_override('marker_secret', uuid.uuid4().hex, 'api')
         session = connection.connect(conf)
         schema.sync(session, conf)
         connection.close(session)

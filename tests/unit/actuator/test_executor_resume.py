@@ -14,9 +14,15 @@ class FakeNodes:
         self.states[node_id] = fields['state']
 
 
+class FakeCredentials:
+    def get(self, cluster_id):
+        return None
+
+
 class FakeStore:
     def __init__(self):
         self.nodes = FakeNodes()
+        self.credentials = FakeCredentials()
 
 
 class FakeNodetool:

@@ -31,6 +31,7 @@ def test_request_schemas_match_code():
     for name, schema in (('ClusterCreate', schemas.CLUSTER_CREATE),
                          ('ClusterUpdate', schemas.CLUSTER_UPDATE),
                          ('ClusterScale', schemas.CLUSTER_SCALE),
+                         ('ClusterAccess', schemas.CLUSTER_ACCESS),
                          ('PolicySet', schemas.POLICY)):
         assert comp[name] == json.loads(json.dumps(schema)), name
 

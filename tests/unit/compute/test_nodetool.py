@@ -1,7 +1,9 @@
+import os
 import subprocess
 
 import pytest
 
+from elastman.cassandra import access
 from elastman.cassandra import nodetool
 from elastman.common import exception
 
@@ -63,14 +65,18 @@ class FakeRun:
 
     def __call__(self, argv, **kwargs):
         self.calls.append(argv)
+        if '-pwf' in argv:                # what nodetool would read
+            path = argv[argv.index('-pwf') + 1]
+            self.secret = (oct(os.stat(path).st_mode & 0o777),
+                           open(path).read())
         return self.result
 
 
 @pytest.fixture
 def tool(conf, monkeypatch, tmp_path):
     monkeypatch.setattr(nodetool.runtime, 'nodetool_command',
-                        lambda conf, h, p, d: ['nodetool', '-h', h, '-p',
-                                               str(p)])
+                        lambda conf, h, p, d, jvm_flags=(): [
+                            'nodetool', *jvm_flags, '-h', h, '-p', str(p)])
     return nodetool.Nodetool(conf, '10.0.0.5', 7199, username='u',
                              password='pw', log_dir=str(tmp_path))
 
@@ -81,10 +87,16 @@ def test_remote_command_and_errors(tool, monkeypatch):
     monkeypatch.setattr(nodetool.subprocess, 'run', fake)
     with pytest.raises(exception.NodetoolError) as err:
         tool.removenode('abc')
-    assert fake.calls[0] == ['nodetool', '-h', '10.0.0.5', '-p', '7199',
-                             '-u', 'u', '-pw', 'pw', 'removenode', 'abc']
+    argv = fake.calls[0]
+    assert argv[:8] == ['nodetool', '-h', '10.0.0.5', '-p', '7199', '-u', 'u',
+                        '-pwf']
+    assert argv[9:] == ['removenode', 'abc'] and 'pw' not in argv
+    # the password reached nodetool in a private file, gone afterwards
+    assert fake.secret == ('0o600', 'u pw\n')
+    assert not os.path.exists(argv[8])
     assert 'Node is not in the ring' in str(err.value)
     assert '10.0.0.5:7199' in str(err.value)
+    assert not isinstance(err.value, nodetool.NodetoolAccessDenied)
 
 
 def test_status_runs_and_parses(tool, monkeypatch):
@@ -99,3 +111,35 @@ def test_timeout_becomes_nodetool_error(tool, monkeypatch):
     with pytest.raises(exception.NodetoolError) as err:
         tool.drain(timeout=3)
     assert 'no answer within 3' in str(err.value)
+
+
+def test_refused_credentials_are_access_denied(conf, monkeypatch, tmp_path):
+    monkeypatch.setattr(nodetool.runtime, 'nodetool_command',
+                        lambda conf, h, p, d, jvm_flags=(): [
+                            'nodetool', *jvm_flags])
+    fake = FakeRun(rc=1, err="nodetool: Failed to connect to "
+                   "'127.0.0.1:7199' - SecurityException: 'Authentication "
+                   "failed! Invalid username or password'.")
+    monkeypatch.setattr(nodetool.subprocess, 'run', fake)
+    secured = access.Access(username='elastman', password='s3cret',
+                            jmx_tls=True)
+    tool = nodetool.Nodetool(conf, '127.0.0.1', 7199, access=secured,
+                             log_dir=str(tmp_path))
+    with pytest.raises(nodetool.NodetoolAccessDenied) as err:
+        tool.status()
+    assert isinstance(err.value, exception.NodetoolError)
+    message = str(err.value)
+    assert "refused user 'elastman'" in message
+    assert 'Invalid username or password' in message
+    assert 's3cret' not in message and 's3cret' not in repr(secured)
+    assert '-Dssl.enable=true' in fake.calls[0] and fake.secret[1] == 'elastman s3cret\n'
+
+
+def test_separate_jmx_credentials(conf, tmp_path):
+    both = access.Access(username='cql', password='a', jmx_username='jmx',
+                         jmx_password='b')
+    tool = nodetool.Nodetool(conf, access=both, log_dir=str(tmp_path))
+    assert (tool.username, tool.password) == ('jmx', 'b')
+    same = access.Access(username='cql', password='a')
+    tool = nodetool.Nodetool(conf, access=same, log_dir=str(tmp_path))
+    assert (tool.username, tool.password) == ('cql', 'a')

@@ -36,6 +36,14 @@ class FakeSamples:
         self.totals.append(total)
 
 
+class FakeCredentials:
+    def __init__(self):
+        self.document = None
+
+    def get(self, cluster_id):
+        return self.document
+
+
 class FakeStore:
     def __init__(self, cluster_id, nodes):
         self.samples = FakeSamples()
@@ -44,9 +52,17 @@ class FakeStore:
         self.clusters = self
         self.nodes = self
         self.leases = self
+        self.credentials = FakeCredentials()
+        self.row = {'id': cluster_id, 'status_reason': None}
 
     def all(self):
-        return [{'id': self.cluster_id}]
+        return [dict(self.row)]
+
+    def get(self, cluster_id):
+        return dict(self.row)
+
+    def update(self, cluster_id, **fields):
+        self.row.update(fields)
 
     def list(self, cluster_id):
         return self._nodes
@@ -173,7 +189,7 @@ def test_jmx_reader_filters_keyspaces():
     class Bridge:
         timeout = 1.0
 
-        def submit(self, host, port, pattern, attrs, ops):
+        def submit(self, host, port, pattern, attrs, ops, access=None):
             return pattern
 
         def result(self, pattern):
@@ -219,7 +235,7 @@ def test_jmx_failure_is_a_source_error():
     class Bridge:
         timeout = 1.0
 
-        def submit(self, host, port, pattern, attrs, ops):
+        def submit(self, host, port, pattern, attrs, ops, access=None):
             return None
 
         def result(self, future):
@@ -230,3 +246,38 @@ def test_jmx_failure_is_a_source_error():
         source.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert 'connection refused' in str(err.value)
     assert '10.0.0.1:7199' in str(err.value)
+
+
+def test_nodes_are_read_with_the_clusters_access(mgr, monkeypatch):
+    mgr.store.credentials.document = {
+        'credentials': {'username': 'mon', 'password': 'pw'},
+        'tls': {'cql': True, 'jmx': False}}
+    seen = []
+
+    def ping(target):
+        seen.append(target.access)
+    monkeypatch.setattr(mgr.cql_reader, 'ping', ping)
+    mgr.sample_all()
+    assert seen and all(a.username == 'mon' and a.password == 'pw'
+                        and a.cql_tls and not a.jmx_tls for a in seen)
+
+
+def test_refused_credentials_show_on_the_cluster(mgr, monkeypatch):
+    from elastman.cassandra import access
+
+    def refuse(target):
+        raise access.AccessDenied(service='CQL', where=target.address,
+                                  who="user 'mon'", reason='Bad credentials')
+    monkeypatch.setattr(mgr.cql_reader, 'ping', refuse)
+    samples = mgr.sample_all()
+    assert not any(s['up'] for s in samples)
+    reason = mgr.store.row['status_reason']
+    assert reason.startswith('monitor: CQL at 10.0.0.') and \
+        "refused user 'mon': Bad credentials" in reason
+    monkeypatch.setattr(mgr.cql_reader, 'ping', lambda target: None)
+    mgr.sample_all()
+    assert mgr.store.row['status_reason'] is None
+    # a reason the monitor did not write is left alone
+    mgr.store.row['status_reason'] = 'scale_out done'
+    mgr.sample_all()
+    assert mgr.store.row['status_reason'] == 'scale_out done'
