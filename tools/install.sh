@@ -6,6 +6,7 @@
 #   tools/install.sh --libvirt    ... and libvirt + QEMU for the host agent
 #   tools/install.sh --nova       ... and the Nova test lab (MariaDB, a Nova venv; implies --rabbitmq)
 #   tools/install.sh --ycsb       ... and the YCSB workload driver (tools/ycsb)
+#   tools/install.sh --prometheus ... and a Prometheus server plus the JMX exporter agent
 #
 # Environment:
 #   ELASTMAN_VENV   virtualenv to create/use          (default: <repo>/.venv)
@@ -19,13 +20,15 @@ WITH_RABBITMQ=0
 WITH_LIBVIRT=0
 WITH_YCSB=0
 WITH_NOVA=0
+WITH_PROMETHEUS=0
 for arg in "$@"; do
     case $arg in
         --rabbitmq) WITH_RABBITMQ=1 ;;
         --libvirt) WITH_LIBVIRT=1 ;;
         --ycsb) WITH_YCSB=1 ;;
         --nova) WITH_NOVA=1; WITH_RABBITMQ=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --prometheus) WITH_PROMETHEUS=1 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -54,6 +57,10 @@ fi
 command -v mvn >/dev/null || { log "installing maven"; apt_install maven; }
 python3 -c 'import venv, ensurepip' 2>/dev/null || { log "installing python3-venv"; apt_install python3-venv; }
 command -v shellcheck >/dev/null || { log "installing shellcheck (devstack plugin test)"; apt_install shellcheck; }
+if [ "$WITH_PROMETHEUS" = 1 ] && ! command -v prometheus >/dev/null; then
+    log "installing prometheus"
+    apt_install prometheus
+fi
 if [ "$WITH_RABBITMQ" = 1 ] && ! command -v rabbitmq-server >/dev/null; then
     log "installing rabbitmq-server"
     apt_install rabbitmq-server
@@ -97,6 +104,19 @@ if [ ! -f "$LIB/.complete" ]; then
     touch "$LIB/.complete"
 else
     log "Cassandra $CASSANDRA_VERSION jars present in $LIB"
+fi
+# --- the Prometheus JMX exporter agent (pinned in tools/prometheus/pom.xml) -
+if [ "$WITH_PROMETHEUS" = 1 ]; then
+    EXPORTER_VERSION=$(sed -n 's:.*<jmx.exporter.version>\(.*\)</jmx.exporter.version>.*:\1:p' "$REPO/tools/prometheus/pom.xml")
+    EXPORTER=$CACHE/jmx-exporter-$EXPORTER_VERSION
+    if [ ! -f "$EXPORTER/jmx_prometheus_javaagent-$EXPORTER_VERSION.jar" ]; then
+        log "fetching the JMX exporter agent $EXPORTER_VERSION into $EXPORTER"
+        mkdir -p "$EXPORTER"
+        mvn -q -B -f "$REPO/tools/prometheus/pom.xml" dependency:copy-dependencies \
+            -DoutputDirectory="$EXPORTER" -DexcludeTransitive=true
+    else
+        log "JMX exporter agent $EXPORTER_VERSION present in $EXPORTER"
+    fi
 fi
 if [ "$WITH_LIBVIRT" = 1 ]; then
     ELASTMAN_VENV=$VENV "$REPO/tools/install-libvirt.sh"
