@@ -3,9 +3,15 @@
 The node runs the Prometheus JMX exporter java agent with elastman's rules
 (etc/elastman/jmx-exporter-cassandra.yaml); a real Prometheus server (the
 distribution's, tools/install.sh --prometheus) scrapes it every 2 s. Under a
-steady paced load, both sources read the node at the same moments: their
-samples agree on the rates and, for every latency percentile, lie within one
-bucket of Cassandra's histogram (about 20%) of each other.
+paced load both sources read the node at the same moments:
+- their rates agree (the same counters) and so do the sizes;
+- every percentile of the prometheus source lies within one bucket of
+  Cassandra's histogram (about 20%) of the same percentile Cassandra's JMX
+  reports for the table's reservoir, read just before and just after;
+- the median agrees with the JMX source's median over the interval within
+  one bucket. The interval p95 and p99 are printed, not compared: the
+  reservoir also holds the spikes of the last minutes (doc/source/
+  monitoring.rst, "The prometheus source").
 """
 import ipaddress
 import os
@@ -34,7 +40,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
 RULES = os.path.join(REPO, 'etc', 'elastman', 'jmx-exporter-cassandra.yaml')
 EXPORTER_PORT = 9404
 INTERVAL = 20
-WARMUP = 180
+WARMUP = 60
 ROUNDS = 2
 READS, WRITES, SIZE = 150.0, 50.0, 1000
 LATENCIES = ('read_p50_ms', 'read_p95_ms', 'read_p99_ms', 'write_p50_ms',
@@ -112,9 +118,27 @@ def _bucket(ms: float) -> int:
     return min(range(len(bounds)), key=lambda i: abs(bounds[i] - ms * 1000))
 
 
+def reservoir(bridge, target, keyspace: str) -> dict[str, float]:
+    """The percentiles Cassandra's JMX reports for the user table's
+    coordinator reservoirs, in ms (sample keys)."""
+    out = {}
+    for kind, name in (('read', 'CoordinatorReadLatency'),
+                       ('write', 'CoordinatorWriteLatency')):
+        mbeans = bridge.query(
+            target.jmx_host, target.jmx_port,
+            'org.apache.cassandra.metrics:type=Table,keyspace=%s,scope=kv,'
+            'name=%s' % (keyspace, name),
+            ('50thPercentile', '95thPercentile', '99thPercentile'))
+        attrs = mbeans[0]['attrs']
+        for q in ('50', '95', '99'):
+            out['%s_p%s_ms' % (kind, q)] = attrs[q + 'thPercentile'] / 1000.0
+    return out
+
+
 def test_same_samples_as_jmx(conf, exported_node):
     node, url = exported_node
     conf.set_override('url', url, 'prometheus')
+    conf.set_override('jmx_timeout', 30.0, 'monitor')   # a busy host
     excluded = frozenset(readings.SYSTEM_KEYSPACES)
     jmx = jmx_source.JmxSource(conf, excluded)
     prom = prometheus.PrometheusSource(conf, excluded)
@@ -126,30 +150,39 @@ def test_same_samples_as_jmx(conf, exported_node):
     jmx.start()
     load.start()
     try:
-        # A reservoir weighs a request e^(age / 60 s) less than a new one:
-        # the slow requests of the first seconds (a cold JVM, the rows
-        # written before the load) still hold over 1% of its weight after
-        # 75 s and about 0.4% after WARMUP, below its p99
+        # both sides see all of the load, its cold start included; the
+        # one-minute rates that weigh tables need a few ticks
         time.sleep(WARMUP)
         before = (jmx.read(target), prom.read(target))
         rounds = []
         for _ in range(ROUNDS):
             time.sleep(INTERVAL)
-            now = (jmx.read(target), prom.read(target))
+            # JMX's reservoir read before and after a scrape, so that the
+            # scrape the prometheus source reads lies between the two
+            started = time.time()
+            first = reservoir(jmx.bridge, target, 'promload')
+            by_jmx = jmx.read(target)
+            scraped = prom.read(target)
+            while scraped.mono < started:
+                time.sleep(0.5)
+                scraped = prom.read(target)
+            last = reservoir(jmx.bridge, target, 'promload')
+            now = (by_jmx, scraped)
             rounds.append(tuple(
                 sampler.compute(uuid.uuid4(), 'n', None, after, earlier,
                                 INTERVAL)
-                for after, earlier in zip(now, before)))
+                for after, earlier in zip(now, before)) + ((first, last),))
             before = now
     finally:
         load.stop()
         jmx.close()
         prom.close()
         conf.clear_override('url', 'prometheus')
-    for by_jmx, by_prom in rounds:
-        print('jmx %s\nprometheus %s' % (
+        conf.clear_override('jmx_timeout', 'monitor')
+    for by_jmx, by_prom, (first, last) in rounds:
+        print('jmx %s\nprometheus %s\nreservoir %s .. %s' % (
             {k: by_jmx[k] for k in sampler.METRIC_KEYS},
-            {k: by_prom[k] for k in sampler.METRIC_KEYS}))
+            {k: by_prom[k] for k in sampler.METRIC_KEYS}, first, last))
         assert by_prom['interval_s'] >= INTERVAL - 4
         assert by_prom['reads_per_s'] == pytest.approx(by_jmx['reads_per_s'],
                                                        rel=0.10)
@@ -158,6 +191,10 @@ def test_same_samples_as_jmx(conf, exported_node):
         for key in ('read_bytes_mean', 'write_bytes_mean'):
             assert by_prom[key] == pytest.approx(by_jmx[key], rel=0.20), key
         for key in LATENCIES:
-            assert by_jmx[key] and by_prom[key], key
+            assert by_prom[key], key
+            low, high = sorted((_bucket(first[key]), _bucket(last[key])))
+            assert low - 1 <= _bucket(by_prom[key]) <= high + 1, (
+                key, by_prom[key], first[key], last[key])
+        for key in ('read_p50_ms', 'write_p50_ms'):
             assert abs(_bucket(by_jmx[key]) - _bucket(by_prom[key])) <= 1, (
                 key, by_jmx[key], by_prom[key])
