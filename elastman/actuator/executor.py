@@ -8,23 +8,36 @@ completed.
 
 Steps, in order (an action skips the ones its plan does not need)::
 
-    requested -> planned -> creating -> joining -> cleaning
+    requested -> planned -> removing -> creating -> joining -> cleaning
               -> decommissioning -> deleting -> done
 
+A ``replace`` action heals a dead node: a new server of its flavour boots with
+``replace_address_first_boot`` and takes over the dead node's tokens
+(creating, joining), then the dead server is deleted (deleting). Where that is
+impossible (the flavour is gone, or the compute driver cannot pass the
+option), ``nodetool removenode`` drops the dead node from the ring first
+(removing), then a scale-out by one adds a new node and cleans up.
+
 Failures leave the cluster consistent: servers of a scale-out that never
-became ACTIVE or whose node never joined are deleted and the action FAILED; a
-decommission that fails leaves the node and its server in place.
+became ACTIVE or whose node never joined are deleted and the action FAILED
+(with a failure code the back-off counts by); a decommission that fails leaves
+the node and its server in place.
 
 A cluster with credentials or TLS (``store.credentials``) is reached with
 them: nodetool logs in to JMX, and each new node must accept a CQL login.
 Before an action touches a cluster that has nodes, one node is asked to
 accept the cluster's credentials, so that wrong ones fail the action before
 anything is created or removed.
+
+An executor given the name of its lease holder renews the cluster's lease at
+every checkpoint (after each journalled step, and every few seconds inside a
+long step); when the lease is gone it stops there, without rolling anything
+back, and the actuator that holds the lease now resumes from the journal.
 """
 from __future__ import annotations
 
 import datetime
-import os
+import re
 import time
 import uuid
 from typing import Callable
@@ -42,13 +55,43 @@ LOG = logging.getLogger(__name__)
 
 ACTION_TAG = 'elastman_action'
 
-STEPS = ('requested', 'planned', 'creating', 'joining', 'cleaning',
-         'decommissioning', 'deleting', 'done')
+STEPS = ('requested', 'planned', 'removing', 'creating', 'joining',
+         'cleaning', 'decommissioning', 'deleting', 'done')
 SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
-#: Where [actuator]crash_after_step can kill an actuator: right after each
-#: step is journalled, and inside the steps that have side effects.
-CRASH_POINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
-                            'deleting:server')
+#: Checkpoints of a running action, where the lease is renewed and a test's
+#: fault hook may kill the process: right after each step is journalled, and
+#: inside the steps that have side effects.
+CHECKPOINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
+                           'deleting:server', 'removing:node')
+#: Seconds between two lease renewals inside a long step.
+LEASE_CHECK_INTERVAL = 5.0
+
+#: Failure codes of a FAILED action (the back-off counts failures per code),
+#: from the error text: the first pattern that matches names it.
+_FAILURE_CODES = (
+    ('no_valid_host', re.compile(r'no valid host', re.I)),
+    ('quota', re.compile(r'quota|over ?limit', re.I)),
+    ('flavor_not_found', re.compile(r'flavou?r \S+ not found', re.I)),
+    ('no_address', re.compile(r'no free address', re.I)),
+    ('join_timeout', re.compile(r'did not join within', re.I)),
+    ('boot_timeout', re.compile(r'did not reach ACTIVE', re.I)),
+    ('server_error', re.compile(r'went (to )?ERROR', re.I)),
+    ('nodetool', re.compile(r'nodetool', re.I)),
+)
+
+
+class LeaseLost(exception.ElastmanException):
+    msg_fmt = ('Lease %(lease)s is no longer held by %(holder)s; stopping '
+               'at step %(step)s')
+
+
+def failure_code(exc: BaseException) -> str:
+    """A short, stable name for why an action failed."""
+    text = str(exc)
+    for code, pattern in _FAILURE_CODES:
+        if pattern.search(text):
+            return code
+    return type(exc).__name__
 
 
 def lease_name(cluster_id) -> str:
@@ -80,11 +123,19 @@ class ActionExecutor:
 
     def __init__(self, conf, store, driver: compute.ComputeDriver,
                  nodetool_factory: Callable[..., nodetool_mod.Nodetool]
-                 | None = None) -> None:
+                 | None = None, holder: str | None = None,
+                 lease_ttl: int = 90) -> None:
+        """``holder``: the lease holder name this executor acts for (None:
+        the caller alone acts on the cluster and no lease is checked)."""
         self.conf = conf
         self.opts = conf.actuator
         self.store = store
         self.driver = driver
+        self.holder = holder
+        self.lease_ttl = lease_ttl
+        #: test fault injection: called with each checkpoint's name
+        self.checkpoint_hook: Callable[[str], None] | None = None
+        self._lease_checked: dict[str, float] = {}
         self._nodetool = nodetool_factory or (
             lambda host, port, access=None: nodetool_mod.Nodetool(
                 conf, host, port, access=access))
@@ -140,16 +191,41 @@ class ActionExecutor:
         LOG.info('action %s (%s of cluster %s): %s -> %s', action['id'],
                  action['kind'], action['cluster_id'], action['step'], step)
         action['step'], action['state'] = step, state
-        self._crash_point(step)
+        if state == 'RUNNING':
+            self._checkpoint(action, step)
+        elif self.checkpoint_hook is not None:
+            self.checkpoint_hook(step)
         return step
 
-    def _crash_point(self, point: str) -> None:
-        """Die here, as a kill would, if [actuator]crash_after_step says so
-        (crash-safety tests only)."""
-        assert point in CRASH_POINTS, point
-        if self.opts.crash_after_step == point:
-            LOG.warning('crash_after_step=%s: exiting now', point)
-            os._exit(137)
+    def _checkpoint(self, action: dict, point: str) -> None:
+        """Between two side effects: run the fault hook, renew the lease."""
+        assert point in CHECKPOINTS, point
+        if self.checkpoint_hook is not None:
+            self.checkpoint_hook(point)
+        self._hold_lease(action, force=True)
+
+    def _hold_lease(self, action: dict, force: bool = False) -> None:
+        """Renew the cluster's lease (at most every few seconds unless
+        ``force``); LeaseLost when another holder has it or the store cannot
+        say."""
+        if self.holder is None:
+            return
+        cluster_id = str(action['cluster_id'])
+        now = time.monotonic()
+        if not force and now - self._lease_checked.get(cluster_id, -1e9) \
+                < LEASE_CHECK_INTERVAL:
+            return
+        name = lease_name(cluster_id)
+        try:
+            held = self.store.leases.acquire(name, self.holder,
+                                             self.lease_ttl)
+        except Exception as exc:
+            LOG.warning('cannot renew lease %s: %s', name, exc)
+            held = False
+        if not held:
+            raise LeaseLost(lease=name, holder=self.holder,
+                            step=action['step'])
+        self._lease_checked[cluster_id] = now
 
     # -- entry point -------------------------------------------------------------
     def run(self, action: dict) -> dict:
@@ -158,10 +234,19 @@ class ActionExecutor:
         result = dict(action.get('result') or {})
         if action['state'] == 'PENDING':
             action['state'] = 'RUNNING'
+        try:
+            self._hold_lease(action, force=True)
+        except LeaseLost as exc:
+            LOG.warning('%s', exc)
+            return action
         self._set_cluster_state(action['cluster_id'], 'SCALING',
                                 '%s in progress' % action['kind'])
         try:
             self._drive(action, result)
+        except LeaseLost as exc:
+            # not a failure: the new holder resumes from the journal
+            LOG.warning('action %s: %s', action['id'], exc)
+            return action
         except Exception as exc:  # every failure ends in a consistent state
             LOG.exception('action %s failed at step %s', action['id'],
                           action['step'])
@@ -176,8 +261,14 @@ class ActionExecutor:
             self._advance(action, 'planned', result)
         plan = result['plan']
         if action['step'] == 'planned':
-            self._advance(action, 'creating' if plan['add'] else
-                          'decommissioning', result)
+            if plan.get('removenode'):
+                nxt = 'removing'
+            else:
+                nxt = 'creating' if plan['add'] else 'decommissioning'
+            self._advance(action, nxt, result)
+        if action['step'] == 'removing':
+            self._removenode(action, result)
+            self._advance(action, 'creating', result)
         if action['step'] == 'creating':
             # when the join began, so that the controller learns how long
             # joins take (the planning horizon)
@@ -213,6 +304,8 @@ class ActionExecutor:
         if kind == 'scale_in':
             return {'add': 0, 'flavor': None, 'remove': list(params['nodes']),
                     'previous': [n['node_id'] for n in nodes]}
+        if kind == 'replace':
+            return self._plan_replace(action, cluster, nodes)
         if kind == 'delete':
             return {'add': 0, 'flavor': None, 'delete_cluster': True,
                     'remove': [n['node_id'] for n in
@@ -244,6 +337,94 @@ class ActionExecutor:
                     'previous': [n['node_id'] for n in nodes]}
         raise exception.ElastmanException('unknown action kind %r' % kind)
 
+    def _plan_replace(self, action: dict, cluster: dict,
+                      serving: list[dict]) -> dict:
+        """Replace a dead node in place, or remove it and add a new one."""
+        params = action.get('params') or {}
+        dead = self.store.nodes.get(action['cluster_id'], params['node'])
+        flavor = dead.get('flavor') or (cluster.get('spec') or {}).get(
+            'flavor')
+        if not flavor:
+            raise exception.ElastmanException(
+                'no flavour to replace node %s with' % dead['node_id'])
+        mode, why = params.get('mode'), ''
+        if mode is None:
+            mode, why = self._replace_mode(dead, flavor)
+        others = [n['node_id'] for n in serving
+                  if n['node_id'] != dead['node_id']]
+        plan = {'add': 1, 'flavor': flavor, 'remove': [],
+                'dead': [dead['node_id']], 'dead_address': dead['address'],
+                'mode': mode, 'seed': False}
+        if mode == 'replace':
+            # the new node takes exactly the dead node's ranges: no other
+            # node gives any away, so there is nothing to clean up
+            plan.update(previous=[], replace_address=dead['address'])
+        else:
+            plan.update(previous=others, removenode=True)
+            if why:
+                plan['why_removenode'] = why
+        self.store.nodes.upsert(action['cluster_id'], dead['node_id'],
+                                state='REPLACING')
+        return plan
+
+    def _replace_mode(self, dead: dict, flavor: str) -> tuple[str, str]:
+        """'replace' when a new server of ``flavor`` can take over the dead
+        node's tokens, else 'removenode' and why."""
+        if not self.driver.supports_replace:
+            return 'removenode', ('the %s compute driver cannot boot a '
+                                  'replacement' % self.driver.name)
+        if flavor not in self.driver.flavors():
+            return 'removenode', 'flavour %s no longer exists' % flavor
+        if not dead.get('address'):
+            return 'removenode', 'the dead node has no known address'
+        return 'replace', ''
+
+    def _removenode(self, action: dict, result: dict) -> None:
+        """Drop the dead node from the ring through a live peer, or wait for
+        the removal an earlier (crashed) run started to finish."""
+        address = result['plan']['dead_address']
+        deadline = time.monotonic() + self.opts.decommission_timeout
+        while True:
+            tool, ring = self._live_ring(action)
+            entry = ring.get(address)
+            if entry is None:
+                LOG.info('node %s is not in the ring (any more)', address)
+                return
+            if entry.status == 'U':
+                raise exception.ElastmanException(
+                    'node %s is up again; not removing it' % address)
+            try:
+                status = tool.removenode_status()
+            except exception.NodetoolError:
+                status = ''
+            if status and 'no removals in process' not in status.lower():
+                LOG.info('waiting for the removal in progress: %s', status)
+                if time.monotonic() > deadline:
+                    raise exception.ElastmanException(
+                        'removal of %s still running after %ss: %s'
+                        % (address, self.opts.decommission_timeout, status))
+                self._hold_lease(action)
+                time.sleep(5)
+                continue
+            result['removed_host_id'] = entry.host_id
+            self._checkpoint(action, 'removing:node')
+            tool.removenode(entry.host_id,
+                            timeout=self.opts.decommission_timeout)
+
+    def _live_ring(self, action: dict) -> tuple:
+        """nodetool on the first live node that answers, and its ring by
+        address."""
+        last_error = None
+        for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
+            tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+            try:
+                return tool, {s.address: s for s in tool.status()}
+            except exception.NodetoolError as exc:
+                last_error = exc
+        raise exception.ElastmanException(
+            'no live node of cluster %s answers nodetool: %s'
+            % (action['cluster_id'], last_error))
+
     # -- scale out -----------------------------------------------------------------
     def _tagged(self, action: dict) -> list[compute.Server]:
         return [s for s in self.driver.list(str(action['cluster_id']))
@@ -267,8 +448,10 @@ class ActionExecutor:
                         'cluster_name': 'elastman-%s' % cluster['id'],
                         **compute.security_metadata(
                             (cluster.get('spec') or {}).get('security'))}
+            if plan.get('replace_address'):
+                metadata[compute.REPLACE_ADDRESS] = plan['replace_address']
             server = self.driver.create(name, plan['flavor'], metadata)
-            self._crash_point('creating:server')
+            self._checkpoint(action, 'creating:server')
             servers.append(server)
             result['servers'].append(server.id)
             self.store.actions.advance(action['cluster_id'], action['id'],
@@ -292,7 +475,8 @@ class ActionExecutor:
         self.store.nodes.upsert(
             action['cluster_id'], server.id, server_id=server.id,
             address=server.address, flavor=server.flavor, state='JOINING',
-            seed=not plan['previous'], cql_port=server.cql_port,
+            seed=plan.get('seed', not plan['previous']),
+            cql_port=server.cql_port,
             jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port,
             host=server.host)
 
@@ -328,6 +512,7 @@ class ActionExecutor:
                     'node(s) %s did not join within %ss'
                     % (', '.join(waiting), self.opts.join_timeout))
             if waiting:
+                self._hold_lease(action)
                 time.sleep(2)
 
     def _is_up_normal(self, cluster_id, node: dict) -> bool:
@@ -360,6 +545,7 @@ class ActionExecutor:
         """Old nodes drop the ranges the new ones took over."""
         warnings = result.setdefault('warnings', [])
         for node_id in result['plan']['previous']:
+            self._hold_lease(action)
             try:
                 node = self.store.nodes.get(action['cluster_id'], node_id)
             except exception.NotFound:
@@ -400,7 +586,7 @@ class ActionExecutor:
         def progress(state: dict) -> None:
             LOG.info('decommission of %s: %s', node_id, state)
             if state.get('mode') == 'LEAVING':
-                self._crash_point('decommissioning:leaving')
+                self._checkpoint(action, 'decommissioning:leaving')
         try:
             mode = tool.netstats().get('mode')
         except exception.NodetoolError as exc:
@@ -435,7 +621,10 @@ class ActionExecutor:
         return True  # nobody else to ask: decommission decides
 
     def _delete_removed(self, action: dict, result: dict) -> None:
-        for node_id in result['plan']['remove']:
+        """Delete the servers of decommissioned (and replaced dead) nodes,
+        then their node rows."""
+        plan = result['plan']
+        for node_id in plan['remove'] + plan.get('dead', []):
             try:
                 node = self.store.nodes.get(action['cluster_id'], node_id)
             except exception.NotFound:
@@ -445,7 +634,7 @@ class ActionExecutor:
                 self.driver.wait_for_state(node['server_id'],
                                            compute.DELETED,
                                            timeout=self.opts.delete_timeout)
-                self._crash_point('deleting:server')
+                self._checkpoint(action, 'deleting:server')
             self.store.nodes.delete(action['cluster_id'], node_id)
 
     # -- endings -----------------------------------------------------------------------
@@ -462,6 +651,8 @@ class ActionExecutor:
     def _fail(self, action: dict, result: dict, exc: Exception) -> None:
         reason = '%s failed at step %s: %s' % (action['kind'], action['step'],
                                                exc)
+        result['failure'] = {'code': failure_code(exc),
+                             'step': action['step'], 'error': str(exc)[:500]}
         if action['step'] in ('creating', 'joining'):
             for server in self._tagged(action):
                 LOG.info('rolling back: deleting server %s', server.id)
@@ -480,6 +671,17 @@ class ActionExecutor:
         except Exception:
             LOG.exception('could not journal the failure of action %s',
                           action['id'])
+        for node_id in (result.get('plan') or {}).get('dead', []):
+            # the dead node is DEAD again: a later replace may retry
+            try:
+                if self.store.nodes.get(action['cluster_id'],
+                                        node_id)['state'] == 'REPLACING':
+                    self.store.nodes.upsert(action['cluster_id'], node_id,
+                                            state='DEAD')
+            except exception.NotFound:
+                pass
+            except Exception:
+                LOG.exception('could not set node %s back to DEAD', node_id)
         state = 'ACTIVE'
         if action['kind'] == 'create':
             try:

@@ -10,6 +10,7 @@ resumed before anything new is decided for that cluster.
 from __future__ import annotations
 
 from concurrent import futures
+import datetime
 import threading
 import time
 import uuid
@@ -17,8 +18,11 @@ import uuid
 import oslo_messaging as messaging
 from oslo_log import log as logging
 
+from elastman.actuator import backoff
 from elastman.actuator import controller as controller_mod
+from elastman.actuator import decision as decision_mod
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import healer
 from elastman.actuator import hostevents
 from elastman.actuator import policy as policy_mod
 from elastman.common import exception
@@ -55,13 +59,18 @@ class ActuatorManager(manager.Manager):
     def tick(self) -> float:
         return float(min(30, self.conf.actuator.control_period))
 
+    @property
+    def lease_ttl(self) -> int:
+        return int(3 * self.tick) + 1
+
     def start(self) -> None:
         super().start()
         if self.driver is None:
             self.driver = compute.load_driver(
                 self.conf, self.conf.actuator.compute_driver)
-        self.executor = executor_mod.ActionExecutor(self.conf, self.store,
-                                                    self.driver)
+        self.executor = executor_mod.ActionExecutor(
+            self.conf, self.store, self.driver, holder=self.conf.host,
+            lease_ttl=self.lease_ttl)
         self._pool = futures.ThreadPoolExecutor(
             self.conf.actuator.workers, thread_name_prefix='action')
         self._listener = None
@@ -104,12 +113,12 @@ class ActuatorManager(manager.Manager):
             return running is not None and not running.done()
 
     def handle_cluster(self, cluster: dict, now: float | None = None) -> None:
-        """Resume an unfinished action, or decide when the period is due."""
+        """Resume an unfinished action, heal a dead node, or decide when the
+        period is due."""
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
         if not self.store.leases.acquire(executor_mod.lease_name(cluster_id),
-                                         self.conf.host,
-                                         int(3 * self.tick) + 1):
+                                         self.conf.host, self.lease_ttl):
             return
         if self._busy(cluster_id):
             return
@@ -124,6 +133,9 @@ class ActuatorManager(manager.Manager):
             self.store.clusters.update(cluster['id'], state='ACTIVE',
                                        status_reason='no action in progress')
         policy = self.controller.policy_of(cluster)
+        heal = self._heal(cluster, policy, now)
+        if heal is not None and heal.acts:
+            return
         result = self._guard(cluster, policy, now)
         if result is None or not result.acts:
             last = self._last_decision.get(cluster_id)
@@ -133,6 +145,9 @@ class ActuatorManager(manager.Manager):
                 return
             self._last_decision[cluster_id] = now
             result = self.controller.decide(cluster, now)
+        if result is None:
+            return
+        self._amend(cluster, result, heal)
         action = self.controller.action_for(cluster, result)
         if action is not None:
             self._submit(cluster_id, action)
@@ -148,6 +163,69 @@ class ActuatorManager(manager.Manager):
             return None
         self._guarded[cluster_id] = newest
         return self.controller.guard(cluster, now)
+
+    def _heal(self, cluster: dict, policy: policy_mod.ScalingPolicy,
+              now: float) -> decision_mod.Decision | None:
+        """Journal and start the replacement of a dead node when it is due
+        (the decision that says so is recorded); the heal decision, which
+        does not act when only recommended, waiting or backing off."""
+        heal = healer.heal_decision(policy,
+                                    self.store.nodes.list(cluster['id']), now)
+        if heal is None or not heal.acts:
+            return heal
+        self._hold_back(cluster, heal, now)
+        if not heal.acts:
+            return heal
+        action = self.store.actions.create(
+            cluster['id'], healer.REPLACE,
+            {'node': heal.remove_nodes[0], 'decided_at': now,
+             'reason': heal.reason}, step='requested')
+        heal.inputs['action'] = str(action['id'])
+        self._record(cluster['id'], heal)
+        LOG.warning('cluster %s: %s (action %s)', cluster['id'], heal.reason,
+                    action['id'])
+        self._submit(str(cluster['id']), action)
+        return heal
+
+    def _amend(self, cluster: dict, result: decision_mod.Decision,
+               heal: decision_mod.Decision | None) -> None:
+        """Add what the healer waits for to a decision, and hold its action
+        back while its kind backs off; the record the controller wrote (at
+        the decision's time) is replaced when either changed it."""
+        changed = False
+        if heal is not None:
+            result.notes.append(heal.reason)
+            changed = True
+        if result.acts:
+            self._hold_back(cluster, result, result.at)
+            changed = changed or not result.acts
+        if changed:
+            self._record(cluster['id'], result)
+
+    def _hold_back(self, cluster: dict, result: decision_mod.Decision,
+                   now: float) -> None:
+        """Turn ``result`` into no action while its kind backs off after
+        failures (the record keeps what was wanted and why it waits)."""
+        opts = self.conf.actuator
+        if not opts.backoff_base:
+            return
+        hold = backoff.hold_for(self.store.actions.list(cluster['id'],
+                                                        limit=50),
+                                result.kind, now, opts.backoff_base,
+                                opts.backoff_max)
+        if hold is None:
+            return
+        result.inputs['backoff'] = hold.to_dict()
+        result.reason = 'no action: %s; wanted: %s' % (hold.describe(now),
+                                                        result.reason)
+        result.kind, result.blocked_by = decision_mod.NONE, 'backoff'
+        LOG.info('cluster %s: %s', cluster['id'], result.reason)
+
+    def _record(self, cluster_id, result: decision_mod.Decision) -> None:
+        self.store.actions.record_decision(
+            cluster_id, datetime.datetime.fromtimestamp(
+                result.at, datetime.timezone.utc), result.kind,
+            result.to_dict())
 
     def _submit(self, cluster_id: str, action: dict) -> None:
         def run() -> dict:

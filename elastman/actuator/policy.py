@@ -134,6 +134,13 @@ class ScalingPolicy:
                           'plan on the forecast\'s point value or its upper quantile')
     dry_run: bool = _field(False, {'type': 'boolean'},
                            'decide and record, but do not act')
+    auto_heal: bool = _field(True, {'type': 'boolean'},
+                             'replace a node the monitor marked DEAD once it '
+                             'has been dead for heal_grace_s (off, or in '
+                             'dry-run: only recommend it)')
+    heal_grace_s: float = _field(180.0, _SECONDS,
+                                 'seconds a node stays DEAD before it is '
+                                 'replaced')
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'flavor_costs',

@@ -21,6 +21,8 @@ def node(row: dict) -> dict:
     return {'id': row['node_id'], 'cluster_id': _str(row['cluster_id']),
             'address': row.get('address'), 'server_id': row.get('server_id'),
             'flavor': row.get('flavor'), 'state': row.get('state'),
+            'state_reason': row.get('state_reason'),
+            'state_changed_at': ts(row.get('state_changed_at')),
             'seed': bool(row.get('seed')), 'cql_port': row.get('cql_port'),
             'host': row.get('host'), 'details': row.get('details') or {},
             'created_at': ts(row.get('created_at')),

@@ -26,6 +26,9 @@ STATUSES = (BUILD, ACTIVE, ERROR, DELETED)
 
 # Metadata key that tags a server with the cluster it belongs to.
 CLUSTER_TAG = 'elastman_cluster'
+# Metadata key asking the new server's Cassandra to take over the tokens of
+# the dead node at this address (``cassandra.replace_address_first_boot``).
+REPLACE_ADDRESS = 'elastman_replace_address'
 
 # Metadata keys that tell the guest how to secure Cassandra, from a managed
 # cluster's spec['security'] (never credentials: those stay in elastman):
@@ -101,6 +104,12 @@ class ComputeDriver(abc.ABC):
 
     def __init__(self, conf) -> None:
         self.conf = conf
+
+    @property
+    def supports_replace(self) -> bool:
+        """Whether a server created with ``REPLACE_ADDRESS`` in its metadata
+        boots Cassandra with ``replace_address_first_boot`` set to it."""
+        return False
 
     @abc.abstractmethod
     def flavors(self) -> dict[str, dict]:

@@ -42,6 +42,10 @@ class LocalDriver(base.ComputeDriver):
 
     name = 'local'
 
+    @property
+    def supports_replace(self) -> bool:
+        return True
+
     def __init__(self, conf, recover: bool = True) -> None:
         super().__init__(conf)
         self.opts = conf.local_cloud
@@ -156,8 +160,10 @@ class LocalDriver(base.ComputeDriver):
         ``metadata`` may carry the cluster tag (``elastman_cluster``),
         ``seeds`` (comma-separated addresses; default: the cluster's oldest
         running servers, or the node itself for the first one),
-        ``cluster_name`` and the security keys of
-        :func:`elastman.compute.base.security_metadata`.
+        ``cluster_name``, the security keys of
+        :func:`elastman.compute.base.security_metadata` and
+        ``elastman_replace_address`` (the address of a dead node whose tokens
+        this one takes over on its first boot).
         """
         spec_flavor = self.flavor(flavor)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
@@ -216,6 +222,12 @@ class LocalDriver(base.ComputeDriver):
             else None,
             keystore_password=self.opts.tls_keystore_password
             if client_tls or jmx_tls else None)
+        replace = metadata.get(base.REPLACE_ADDRESS)
+        if replace:
+            # only on the first boot: a restart of the replacement is a
+            # plain restart (Cassandra ignores it once bootstrapped)
+            spec.jvm_opts += ('-Dcassandra.replace_address_first_boot=%s'
+                              % replace,)
         node = cassandra_node.LocalNode(self.conf, spec)
         wrapper = None
         if flavor.cpu:

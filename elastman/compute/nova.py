@@ -126,6 +126,19 @@ class NovaDriver(base.ComputeDriver):
 
     name = 'nova'
 
+    @property
+    def supports_replace(self) -> bool:
+        """True when ``[nova] user_data_file`` passes ``${replace_address}``
+        on to the image's Cassandra (``replace_address_first_boot``)."""
+        path = self.opts.user_data_file
+        if not path:
+            return False
+        try:
+            with open(path) as f:
+                return '${replace_address}' in f.read()
+        except OSError:
+            return False
+
     def __init__(self, conf, connection: Any = None) -> None:
         super().__init__(conf)
         self.opts = conf[GROUP]
@@ -281,7 +294,8 @@ class NovaDriver(base.ComputeDriver):
                     self.opts.user_data_seeds_key, '').split(',') if s]
             user_data = render_user_data(
                 template, name=name, flavor=flavor, cluster=cluster_id or '',
-                seeds=','.join(seeds))
+                seeds=','.join(seeds),
+                replace_address=metadata.get(base.REPLACE_ADDRESS, ''))
         if user_data is None:
             return None
         return base64.b64encode(user_data.encode()).decode()

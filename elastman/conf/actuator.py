@@ -45,21 +45,14 @@ actuator_opts = [
                     'decision picks which node to remove.'),
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
-    cfg.StrOpt('crash_after_step', default='', advanced=True,
-               choices=('', 'planned', 'creating', 'creating:server',
-                        'joining', 'cleaning', 'decommissioning',
-                        'decommissioning:leaving', 'deleting',
-                        'deleting:server', 'done'),
-               help='Testing only: exit the process at once (as a kill '
-                    'would) when an action reaches this point, to prove '
-                    'that a restarted actuator finishes or rolls back the '
-                    'action. A step name is the moment right after the '
-                    'journal records that step; "creating:server" is right '
-                    'after the compute driver returned a new server (before '
-                    'the journal lists it), "decommissioning:leaving" while '
-                    'a node streams its data away, "deleting:server" after '
-                    'a server was deleted but before its node row. Empty '
-                    'disables it.'),
+    cfg.IntOpt('backoff_base', default=300, min=0,
+               help='Seconds a cluster waits after a failed action before '
+                    'the next action of that kind; doubled for each further '
+                    'failure in a row with the same failure code '
+                    '(no_valid_host, quota, join_timeout, ...), up to '
+                    'backoff_max. 0 disables the back-off.'),
+    cfg.IntOpt('backoff_max', default=7200, min=0,
+               help='Longest back-off after failed actions, in seconds.'),
 ]
 
 

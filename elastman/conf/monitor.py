@@ -37,6 +37,17 @@ monitor_opts = [
                      'agents\' bus probe ([hostagent] probe = bus) protects. '
                      'Only nodes whose compute host is known (Nova servers '
                      'seen with admin rights) are fed.'),
+    cfg.IntOpt('dead_after_missed', default=2, min=1,
+               help='Samples in a row a node may miss (no answer) before '
+                    'its live peers are asked whether it is dead; with '
+                    'their confirmation (dead_confirmations) the node is '
+                    'marked DEAD, at most this many sampling intervals '
+                    'after it stopped answering.'),
+    cfg.IntOpt('dead_confirmations', default=2, min=1,
+               help='Live peers that must see a node DN in "nodetool '
+                    'status" (and none see it up) before it is marked '
+                    'DEAD; all live peers when fewer are left. A node with '
+                    'no live peer is never marked DEAD.'),
 ]
 
 

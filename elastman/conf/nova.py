@@ -66,8 +66,12 @@ nova_opts = [
                     'different hosts. Empty: no server group.'),
     cfg.StrOpt('user_data_file', default='',
                help='cloud-init user data template for new servers, read at '
-                    'each boot; ${name}, ${flavor}, ${cluster} and ${seeds} '
-                    '(comma-separated seed addresses) are substituted. The '
+                    'each boot; ${name}, ${flavor}, ${cluster}, ${seeds} '
+                    '(comma-separated seed addresses) and '
+                    '${replace_address} (the dead node a replacement takes '
+                    'over, for cassandra.replace_address_first_boot; empty '
+                    'otherwise; a template without it makes elastman heal '
+                    'by removenode and a scale-out) are substituted. The '
                     'actuator may pass user data of its own instead. '
                     'Empty: no user data.'),
     cfg.StrOpt('user_data_seeds_key', default='elastman_seeds',

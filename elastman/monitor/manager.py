@@ -29,6 +29,7 @@ from elastman.common import context as em_context
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
+from elastman.monitor import health
 from elastman.monitor import readings
 from elastman.monitor import sampler
 from elastman.monitor import sources
@@ -38,7 +39,7 @@ LOG = logging.getLogger(__name__)
 EVENT_TYPE = 'elastman.sample'
 #: prefix of the cluster status_reason the monitor writes (and clears)
 REASON_PREFIX = 'monitor: '
-SKIPPED_NODE_STATES = frozenset({'DELETED'})
+SKIPPED_NODE_STATES = frozenset({'DELETED', 'REPLACING'})
 
 
 def to_payload(sample: dict) -> dict:
@@ -68,6 +69,7 @@ class MonitorManager(manager.Manager):
                              | set(opts.excluded_keyspaces))
         self.source = sources.load(conf, excluded)
         self.cql_reader = readings.CqlReader(opts.cql_timeout, excluded)
+        self.health = health.HealthChecker(conf, store) if store else None
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=opts.max_parallel, thread_name_prefix='monitor-read')
         self._previous: dict[tuple[str, str], readings.Reading] = {}
@@ -197,6 +199,12 @@ class MonitorManager(manager.Manager):
         self._record(cluster_id, ts, samples)
         self._push_latencies(nodes, samples)
         self._report_access(cluster_id, cluster, denied, samples)
+        if self.health is not None:
+            try:
+                self.health.check(cluster_id, nodes, samples)
+            except Exception:
+                LOG.exception('health check of cluster %s failed this round',
+                              cluster_id)
         return samples
 
     def _report_access(self, cluster_id, cluster: dict | None,

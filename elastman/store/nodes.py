@@ -9,7 +9,13 @@ from elastman.common import exception
 from elastman.store import base
 
 _FIELDS = ('server_id', 'address', 'flavor', 'state', 'seed', 'cql_port',
-           'jmx_host', 'jmx_port', 'host', 'details')
+           'jmx_host', 'jmx_port', 'host', 'details', 'state_reason')
+
+#: Node states. JOINING, UN, LEAVING: the actuator's; DEAD: the monitor's
+#: health check (missed samples and DN at live peers); REPLACING: a replace
+#: action took the dead node over; UNKNOWN: a registered node never sampled.
+DEAD = 'DEAD'
+REPLACING = 'REPLACING'
 
 
 class NodeRepository(base.Repository):
@@ -23,6 +29,9 @@ class NodeRepository(base.Repository):
             fields['details'] = base.dumps(fields['details'])
         now = timeutils.utcnow()
         fields['updated_at'] = now
+        if 'state' in fields:
+            fields.setdefault('state_reason', None)
+            fields['state_changed_at'] = now
         existing = self._one('SELECT created_at FROM nodes WHERE '
                              'cluster_id = ? AND node_id = ?',
                              (cluster_id, node_id))
@@ -49,6 +58,17 @@ class NodeRepository(base.Repository):
         for row in rows:
             row['details'] = base.loads(row['details'])
         return rows
+
+    def change_state(self, cluster_id: uuid.UUID, node_id: str, state: str,
+                     reason: str | None, expected: tuple[str, ...]) -> bool:
+        """Set ``state`` (with why, and now as its time) only while the node
+        is in one of ``expected`` (a lightweight transaction); True if so."""
+        now = timeutils.utcnow()
+        return self._applied(
+            'UPDATE nodes SET state = ?, state_reason = ?, '
+            'state_changed_at = ?, updated_at = ? WHERE cluster_id = ? AND '
+            'node_id = ? IF state IN ?',
+            (state, reason, now, now, cluster_id, node_id, list(expected)))
 
     def delete(self, cluster_id: uuid.UUID, node_id: str) -> None:
         self._execute('DELETE FROM nodes WHERE cluster_id = ? AND '

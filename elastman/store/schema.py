@@ -92,6 +92,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             cluster_id uuid PRIMARY KEY, secret blob,
             updated_at timestamp)""",
     )),
+    Migration(4, 'why and since when a node is in its state (node health)', (
+        "ALTER TABLE nodes ADD IF NOT EXISTS state_reason text",
+        "ALTER TABLE nodes ADD IF NOT EXISTS state_changed_at timestamp",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -5,7 +5,7 @@ from osc_lib.command import command
 
 from elastman.osc.v1 import common
 
-LIST_COLUMNS = ('id', 'kind', 'state', 'step', 'created_at')
+LIST_COLUMNS = ('id', 'kind', 'state', 'step', 'reason', 'created_at')
 SHOW_COLUMNS = ('id', 'cluster_id', 'kind', 'state', 'step', 'params',
                 'result', 'reason', 'created_at', 'updated_at')
 DECISION_COLUMNS = ('ts', 'action', 'record')

@@ -62,10 +62,22 @@ def access_body(args) -> dict:
     return body
 
 
+def node_line(node: dict) -> str:
+    """One node as ``cluster show`` lists it: id, address, state, and for
+    a node not UN since when and why."""
+    line = '%s %s (%s' % (node['id'], node.get('address') or '-',
+                          node.get('state'))
+    if node.get('state') not in ('UN', None) and (
+            node.get('state_changed_at') or node.get('state_reason')):
+        line += ' since %s' % (node.get('state_changed_at') or '?')
+        if node.get('state_reason'):
+            line += ': %s' % node['state_reason']
+    return line + ')'
+
+
 def _show(cluster: dict):
     cluster = dict(cluster)
-    cluster['nodes'] = ['%s (%s)' % (n['id'], n['state'])
-                        for n in cluster.get('nodes') or []]
+    cluster['nodes'] = [node_line(n) for n in cluster.get('nodes') or []]
     return common.show(cluster, SHOW_COLUMNS)
 
 

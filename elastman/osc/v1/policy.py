@@ -11,7 +11,7 @@ from elastman.osc.v1 import common
 
 COLUMNS = ('slo_metric', 'slo_threshold_ms', 'min_size', 'max_size', 'alpha',
            'beta', 'control_period_s', 'cooldown_s', 'flavors', 'dry_run',
-           'model')
+           'auto_heal', 'heal_grace_s', 'model')
 # option -> (policy field, type)
 _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--slo-threshold', 'slo_threshold_ms', float),
@@ -20,7 +20,8 @@ _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--alpha', 'alpha', float),
             ('--beta', 'beta', float),
             ('--control-period', 'control_period_s', int),
-            ('--cooldown', 'cooldown_s', int))
+            ('--cooldown', 'cooldown_s', int),
+            ('--heal-grace', 'heal_grace_s', int))
 
 
 class ShowPolicy(command.ShowOne):
@@ -54,6 +55,14 @@ class SetPolicy(command.ShowOne):
                          default=None, help='Decide but do not act.')
         dry.add_argument('--no-dry-run', dest='dry_run',
                          action='store_false', help='Decide and act.')
+        heal = parser.add_mutually_exclusive_group()
+        heal.add_argument('--auto-heal', dest='auto_heal',
+                          action='store_true', default=None,
+                          help='Replace a DEAD node once --heal-grace '
+                               'seconds passed.')
+        heal.add_argument('--no-auto-heal', dest='auto_heal',
+                          action='store_false',
+                          help='Only recommend replacing a DEAD node.')
         parser.add_argument('--model', metavar='<json>',
                             help='Capacity model parameters as JSON, e.g. '
                                  '\'{"confidence": 0.5}\'.')
@@ -75,6 +84,8 @@ class SetPolicy(command.ShowOne):
             policy['flavors'] = args.flavors
         if args.dry_run is not None:
             policy['dry_run'] = args.dry_run
+        if args.auto_heal is not None:
+            policy['auto_heal'] = args.auto_heal
         if args.model is not None:
             try:
                 policy['model'] = json.loads(args.model)

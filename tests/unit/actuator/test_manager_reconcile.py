@@ -13,12 +13,16 @@ class FakeStore:
         self.leases = self
         self.actions = self
         self.clusters = self
+        self.nodes = self
 
     def acquire(self, name, holder, ttl):
         return True
 
     def unfinished(self, cluster_id):
         return list(self._unfinished)
+
+    def list(self, cluster_id):
+        return []
 
     def update(self, cluster_id, **fields):
         self.updates.append(fields)
@@ -31,7 +35,8 @@ def manager(monkeypatch):
     store = FakeStore([])
     mgr = manager_mod.ActuatorManager(conf, store)
     # the decision itself is not what this test is about
-    monkeypatch.setattr(mgr.controller, 'decide', lambda cluster, now: None)
+    monkeypatch.setattr(mgr.controller, 'decide',
+                        lambda cluster, now, record=True: None)
     monkeypatch.setattr(mgr.controller, 'newest_sample_at', lambda cluster: None)
     monkeypatch.setattr(mgr.controller, 'action_for',
                         lambda cluster, result: None)
