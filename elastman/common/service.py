@@ -73,13 +73,34 @@ class WorkerService(Service):
 
 
 def _logged(func):
-    """Periodic tasks must not die on one bad round: log and go on."""
+    """Periodic tasks must not die on one bad round: log and go on.
+
+    An outage (the store or the bus gone) fails every round until it ends:
+    the first failure is logged with its traceback, the following ones of
+    the same kind in one line each, and the first round that works again
+    says how many failed.
+    """
+    name = getattr(func, '__qualname__', repr(func))
+    failures: list[str] = []
+
     def wrapper():
         try:
             func()
-        except Exception:
-            LOG.exception('periodic task %s failed; it runs again next period',
-                          getattr(func, '__qualname__', func))
+        except Exception as exc:
+            kind = type(exc).__name__
+            if failures and failures[-1] == kind:
+                LOG.warning('periodic task %s failed again (%s: %s); it runs '
+                            'again next period', name, kind, exc)
+            else:
+                LOG.exception('periodic task %s failed; it runs again next '
+                              'period', name)
+            failures.append(kind)
+            return
+        if failures:
+            LOG.warning('periodic task %s works again after %d failed '
+                        'run(s) (%s)', name, len(failures),
+                        ', '.join(sorted(set(failures))))
+            failures.clear()
     wrapper.__name__ = getattr(func, '__name__', 'task')
     return wrapper
 
