@@ -602,11 +602,32 @@ class ActionExecutor:
                          node_id)
                 tool.wait_decommissioned(progress=progress, timeout=timeout)
             else:
-                tool.decommission(progress=progress, timeout=timeout)
+                try:
+                    tool.decommission(progress=progress, timeout=timeout)
+                except exception.NodetoolError as exc:
+                    if not self._may_force(action, exc):
+                        raise
+                    LOG.warning('node %s: %s; the cluster keeps its '
+                                'replication factor: forcing', node_id, exc)
+                    tool.decommission(progress=progress, timeout=timeout,
+                                      force=True)
         except exception.NodetoolError:
             self.store.nodes.upsert(action['cluster_id'], node_id,
                                     state='UN')
             raise
+
+    def _may_force(self, action: dict, exc: Exception) -> bool:
+        """Whether a decommission Cassandra refused for want of nodes for
+        some keyspace's replication factor (a small cluster: its system
+        keyspaces replicate 3 times) may be forced: only when the nodes left
+        still hold the policy's replication factor of the data."""
+        if 'forceful decommission' not in str(exc):
+            return False
+        cluster = self.store.clusters.get(action['cluster_id'])
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        serving = serving_nodes(self.store.nodes.list(action['cluster_id']))
+        left = len([n for n in serving if n.get('state') != 'LEAVING'])
+        return left >= policy.replication_factor
 
     def _still_in_ring(self, action: dict, leaving: dict) -> bool:
         """Ask another node whether ``leaving`` is still part of the ring."""

@@ -131,7 +131,8 @@ def parse_info(output: str) -> dict[str, str]:
 
 
 def error_message(output: str) -> str:
-    """nodetool's own explanation, without the stack trace."""
+    """nodetool's own explanation, without the stack trace or the hint to
+    read ``nodetool help``."""
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     for line in lines:
         if line.lower().startswith('error:'):
@@ -140,6 +141,8 @@ def error_message(output: str) -> str:
     for line in lines:
         if line.startswith('-- StackTrace --'):
             break
+        if line.startswith("See 'nodetool help'"):
+            continue
         kept.append(line)
     return (kept or lines or ['no output'])[-1]
 

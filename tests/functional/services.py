@@ -151,8 +151,15 @@ class PrivateRabbit:
             raise RuntimeError('RabbitMQ is not installed: run '
                                'tools/install.sh --rabbitmq')
         self._run('rabbitmq-server', '-detached')
-        self._run('rabbitmqctl', '-n', self.name, 'await_startup',
-                  '--timeout', '120', timeout=150)
+        try:
+            # the node registers with epmd a while after -detached returns
+            wait_for(lambda: port_open('127.0.0.1', self.port) and self._run(
+                'rabbitmqctl', '-n', self.name, 'await_startup', '--timeout',
+                '60', check=False, timeout=90).returncode == 0,
+                timeout=180, interval=2)
+        except Exception:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         self._run('rabbitmqctl', '-n', self.name, 'stop', check=False)

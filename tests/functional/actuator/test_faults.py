@@ -17,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -36,11 +37,8 @@ HOSTS = ('elastman-a', 'elastman-b')
 
 RUN_WORKERS = """
 import sys
-try:
-    from elastman.cmd import workers
-except ImportError:
-    from elastman.common import workers
-sys.exit(workers.run(sys.argv[1:], workers.CONTROL_WORKERS))
+from elastman.cmd import workers
+sys.exit(workers.run(sys.argv, workers.CONTROL_WORKERS))
 """
 
 
@@ -99,9 +97,11 @@ def cloud(keyspace_conf, tmp_path):
         conf.clear_override(name, group)
 
 
-def _wait_actions(store, clusters, kind, timeout=420):
+def _wait_actions(store, clusters, kind, workers, timeout=420):
     """Every cluster's ``kind`` actions ended; return them per cluster."""
     def ended():
+        for worker in workers:
+            assert worker.popen.poll() is None, worker.output[-5000:]
         found = {}
         for cluster in clusters:
             actions = [a for a in store.actions.list(cluster['id'])
@@ -146,7 +146,7 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
         os.rename(config, str(tmp_path / ('%s.conf' % host)))
         workers.append(Worker(str(tmp_path / ('%s.conf' % host))))
     try:
-        created = _wait_actions(store, clusters, 'create')
+        created = _wait_actions(store, clusters, 'create', workers)
         assert all(a[0]['state'] == 'SUCCEEDED' for a in created.values()), \
             created
         rows = {}
@@ -160,7 +160,7 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
             policy = dict(store.clusters.get(cluster['id'])['policy'],
                           min_size=2)
             store.clusters.update(cluster['id'], policy=policy)
-        outs = _wait_actions(store, clusters, 'scale_out')
+        outs = _wait_actions(store, clusters, 'scale_out', workers)
         for cluster in clusters:
             [action] = outs[cluster['id']]
             assert action['state'] == 'SUCCEEDED', action['reason']
@@ -179,7 +179,7 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
             store.clusters.update(cluster['id'], policy=policy)
             store.actions.create(cluster['id'], 'scale', {'count': 1},
                                  step='requested', state='PENDING')
-        ins = _wait_actions(store, clusters, 'scale')
+        ins = _wait_actions(store, clusters, 'scale', workers)
         for cluster in clusters:
             [action] = ins[cluster['id']]
             assert action['state'] == 'SUCCEEDED', action['reason']
@@ -220,7 +220,12 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
                 out[-3000:]
             assert 'Reconnected to AMQP server' in out, out[-3000:]
     finally:
-        for worker in workers:
+        for host, worker in zip(HOSTS, workers):
             worker.stop()
-        logs = tmp_path / 'workers.log'
-        logs.write_text('\n'.join(w.output for w in workers))
+            # outside pytest's temporary directories, which other runs prune
+            path = os.path.join(tempfile.gettempdir(),
+                                'elastman-test-faults-%s.log' % host)
+            with open(path, 'w') as f:
+                f.write(worker.output)
+            print('%s: %d lines of output in %s' % (host, len(worker.lines),
+                                                    path))

@@ -48,6 +48,16 @@ def test_parse_netstats():
     assert state['bytes_to_send'] == 10000 and state['bytes_sent'] == 5000
 
 
+def test_error_message_without_the_help_hint():
+    out = ("nodetool: Not enough live nodes to maintain replication factor "
+           "in keyspace system_distributed (RF = 3, N = 2). Perform a "
+           "forceful decommission to ignore.\n"
+           "See 'nodetool help' or 'nodetool help <command>'.\n")
+    assert nodetool.error_message(out).startswith('nodetool: Not enough '
+                                                  'live nodes')
+    assert 'forceful decommission' in nodetool.error_message(out)
+
+
 def test_error_message():
     out = ('error: Not enough live nodes to maintain replication factor in '
            'keyspace system_distributed (RF = 3, N = 2).\n-- StackTrace --\n'
