@@ -426,3 +426,45 @@ def test_failing_scale_out_backs_off_instead_of_churning(conf):
     assert all(a['state'] == 'FAILED' for a in store.actions.list(
         cluster['id']))
     assert driver.created == []
+
+
+# -- scale-in of a small cluster ------------------------------------------------
+
+class RefusingTool:
+    """nodetool decommission that Cassandra refuses unless forced."""
+
+    def __init__(self):
+        self.calls = []
+
+    def netstats(self):
+        return {'mode': 'NORMAL'}
+
+    def decommission(self, progress=None, timeout=None, force=False):
+        self.calls.append(force)
+        if not force:
+            from elastman.common import exception
+            raise exception.NodetoolError(
+                command='decommission', node='n2', reason=(
+                    'nodetool: Not enough live nodes to maintain replication '
+                    'factor in keyspace system_distributed (RF = 3, N = 1). '
+                    'Perform a forceful decommission to ignore.'))
+
+
+@pytest.mark.parametrize('rf,forced', [(1, [False, True]), (2, [False])])
+def test_decommission_forced_only_when_the_data_keeps_its_rf(conf, rf,
+                                                             forced):
+    store = memstore.MemStore()
+    cluster = _cluster(store, policy={'min_size': 1, 'replication_factor': rf})
+    store.nodes.delete(cluster['id'], 'n3')
+    store.nodes.upsert(cluster['id'], 'n2', state='LEAVING')
+    tool = RefusingTool()
+    executor = executor_mod.ActionExecutor(conf, store, FakeDriver(conf),
+                                           nodetool_factory=lambda h, p: tool)
+    node = store.nodes.get(cluster['id'], 'n2')
+    if forced[-1]:
+        executor._decommission_node({'cluster_id': cluster['id']}, node)
+    else:
+        from elastman.common import exception
+        with pytest.raises(exception.NodetoolError, match='forceful'):
+            executor._decommission_node({'cluster_id': cluster['id']}, node)
+    assert tool.calls == forced
