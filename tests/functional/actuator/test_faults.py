@@ -118,6 +118,7 @@ def _address(store, cluster):
     return sorted(n['address'] for n in store.nodes.list(cluster['id']))[0]
 
 
+@pytest.mark.timeout(1800)
 def test_two_processes_scale_three_clusters_and_survive_restarts(
         keyspace_conf, store, store_node, cloud, broker, config_file,
         tmp_path):
@@ -202,6 +203,13 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
         store_node.start()
         store_node.wait_for_cql()
         restarted = time.time()
+
+        def store_answers():
+            try:
+                return store.clusters.get(clusters[0]['id']) is not None
+            except Exception:   # the test's own session reconnects too
+                return False
+        services.wait_for(store_answers, timeout=180, interval=3)
 
         def decided_again():
             try:
