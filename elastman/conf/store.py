@@ -31,6 +31,11 @@ store_opts = [
                  help='Seconds to wait for a connection to a store node.'),
     cfg.FloatOpt('request_timeout', default=10.0, min=0.1,
                  help='Seconds to wait for one CQL request.'),
+    cfg.FloatOpt('reconnect_max_delay', default=30.0, min=1.0,
+                 help='Longest wait, in seconds, between two attempts to '
+                      'reconnect to a store node the driver saw go down '
+                      '(the waits grow from 1 s): after a store restart the '
+                      'workers are back within about this long.'),
     cfg.IntOpt('connect_retries', default=3, min=1,
                help='Attempts to connect to the store before giving up.'),
     cfg.IntOpt('page_size', default=500, min=1,

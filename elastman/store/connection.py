@@ -46,6 +46,8 @@ def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
             connect_timeout=conf.store.connect_timeout,
             control_connection_timeout=conf.store.request_timeout,
             execution_profiles={cql_cluster.EXEC_PROFILE_DEFAULT: profile},
+            reconnection_policy=policies.ExponentialReconnectionPolicy(
+                1.0, conf.store.reconnect_max_delay),
             protocol_version=cassandra.ProtocolVersion.V5)
 
     @tenacity.retry(stop=tenacity.stop_after_attempt(conf.store.connect_retries),
