@@ -416,7 +416,7 @@ class ActionExecutor:
         address."""
         last_error = None
         for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
-            tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+            tool = self._tool(action['cluster_id'], node)
             try:
                 return tool, {s.address: s for s in tool.status()}
             except exception.NodetoolError as exc:

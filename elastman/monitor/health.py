@@ -39,12 +39,14 @@ class HealthChecker:
         self.conf = conf
         self.store = store
         self._nodetool = nodetool_factory or (
-            lambda host, port: nodetool_mod.Nodetool(conf, host, port))
+            lambda host, port, access=None: nodetool_mod.Nodetool(
+                conf, host, port, access=access))
 
     def check(self, cluster_id: uuid.UUID, nodes: Iterable[dict],
-              samples: Iterable[dict]) -> list[dict]:
+              samples: Iterable[dict], access=None) -> list[dict]:
         """After one round: update the health of the cluster's nodes from
-        this round's ``samples``; returns the changes made."""
+        this round's ``samples`` (``access``: the cluster's credentials and
+        TLS, for nodetool); returns the changes made."""
         opts = self.conf.monitor
         up = {s['node_id']: bool(s.get('up')) for s in samples}
         nodes = list(nodes)
@@ -72,7 +74,8 @@ class HealthChecker:
             return changes
         live = [n for n in nodes if up.get(n['node_id'])
                 and n.get('state') in LIVE_STATES]
-        votes = self._ask_peers(live, suspects, opts.dead_confirmations)
+        votes = self._ask_peers(live, suspects, opts.dead_confirmations,
+                                access)
         for node in suspects:
             down, seen_up = votes.get(node['address'], ([], []))
             needed = min(opts.dead_confirmations, len(live))
@@ -106,7 +109,8 @@ class HealthChecker:
         return missed
 
     def _ask_peers(self, live: list[dict], suspects: list[dict],
-                   wanted: int) -> dict[str, tuple[list[str], list[str]]]:
+                   wanted: int, access=None
+                   ) -> dict[str, tuple[list[str], list[str]]]:
         """Ask live peers how they see the suspects: address -> (peers that
         see it down, peers that see it up). Stops after ``wanted`` peers
         answered."""
@@ -116,8 +120,10 @@ class HealthChecker:
         for peer in live:
             if answered >= wanted:
                 break
-            tool = self._nodetool(peer.get('jmx_host') or '127.0.0.1',
-                                  peer.get('jmx_port') or 7199)
+            host = peer.get('jmx_host') or '127.0.0.1'
+            port = peer.get('jmx_port') or 7199
+            tool = (self._nodetool(host, port) if access is None
+                    else self._nodetool(host, port, access=access))
             try:
                 ring = {s.address: s for s in tool.status()}
             except exception.NodetoolError as exc:

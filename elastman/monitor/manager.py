@@ -201,7 +201,8 @@ class MonitorManager(manager.Manager):
         self._report_access(cluster_id, cluster, denied, samples)
         if self.health is not None:
             try:
-                self.health.check(cluster_id, nodes, samples)
+                self.health.check(cluster_id, nodes, samples,
+                                  access=self._access(cluster_id))
             except Exception:
                 LOG.exception('health check of cluster %s failed this round',
                               cluster_id)

@@ -145,8 +145,16 @@ class Samples:
         return list(rows[:limit] if limit is not None else rows)
 
 
+class Credentials:
+    """No cluster has credentials or TLS."""
+
+    def get(self, cluster_id):
+        return None
+
+
 class MemStore:
     def __init__(self):
+        self.credentials = Credentials()
         self.clusters = Clusters()
         self.nodes = Nodes()
         self.actions = Actions()
