@@ -96,8 +96,9 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
     A VM whose measured SLO metric is in the warning band serves, right now,
     about as much as it can within the SLO along its current mix; one above
     the SLO, less than it serves. Where the model claims more than that, its
-    capacity becomes the load served now (times ``guard_warning`` above the
-    SLO) with bound ``exact``: what was measured, not extrapolated.
+    capacity becomes the load served now, with bound ``exact`` in the band
+    and ``upper`` above the SLO: what was measured, not extrapolated (the
+    policy's headroom then asks for that much more room).
     """
     if not measured:
         return dict(estimates)
@@ -111,10 +112,11 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
                        for k in workload.LOAD_KEYS)
         if now_load <= 0:
             continue
-        cap = now_load * (policy.guard_warning if value > policy.slo_threshold_ms else 1.0)
-        if not (est.capacity <= cap):
+        red = value > policy.slo_threshold_ms
+        if not (est.capacity <= now_load):
             est = copy.copy(est)
-            est.capacity, est.bound, est.source = cap, cap_mod.EXACT, 'latency'
+            est.capacity, est.source = now_load, 'latency'
+            est.bound = cap_mod.UPPER if red else cap_mod.EXACT
             est.seen = math.nan
             out[node] = est
     return out
