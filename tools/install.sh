@@ -73,7 +73,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 STAMP=$VENV/.elastman-installed
 REQ_HASH=$(cat "$REPO/requirements.txt" "$REPO/test-requirements.txt" "$REPO/upper-constraints.txt" \
-           "$REPO/setup.cfg" | sha256sum | cut -d' ' -f1)
+           "$REPO/setup.cfg" "$REPO/pyproject.toml" | sha256sum | cut -d' ' -f1)
 # the stamp alone is not enough: a venv shared with another checkout may
 # have lost this one's editable install (and with it the entry points)
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] ||
