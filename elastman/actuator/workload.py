@@ -2,7 +2,7 @@
 
 The predictor forecasts the whole cluster's read and write intensity; the
 forecast is split across the VMs by each VM's current share of that intensity
-(seed 000, Ch. 3), and each VM's capacity is read from the trainer's model
+(OnlineElastMan), and each VM's capacity is read from the trainer's model
 along the ray through its predicted workload point.
 """
 from __future__ import annotations

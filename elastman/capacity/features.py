@@ -99,7 +99,7 @@ class DataSize(Feature):
 
 
 class InterferenceIndex(Feature):
-    """Interference index of the VM's host (seed 002, Ch. 5), reported by the
+    """Interference index of the VM's host (Hubbub-Scale), reported by the
     host agent in the sample as ``interference_index`` (0 = none)."""
 
     name = 'interference_index'

@@ -6,7 +6,7 @@ hostagent_group = cfg.OptGroup('hostagent', title='Compute host agent',
                                     'latency-critical VMs.')
 
 hostagent_opts = [
-    # controller timing (BALM, seed 001)
+    # controller timing (BALM)
     cfg.FloatOpt('poll_interval', default=0.02, min=0.001,
                  help='Seconds between two polls of the bandwidth '
                       'controller (20 ms in BALM).'),

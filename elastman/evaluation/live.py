@@ -1,5 +1,5 @@
 """The live evaluation: elastman scaling a real local Cassandra cluster under
-a YCSB workload schedule (seed 000, Ch. 3.4, Figs. 3.14/3.15).
+a YCSB workload schedule (OnlineElastMan, Sec. 3.4, Figs. 3.14/3.15).
 
 ``elastman-manage evaluate SCENARIO.yaml`` starts a store node and
 elastman-all (a subprocess with a generated configuration), creates a managed

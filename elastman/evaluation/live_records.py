@@ -1,5 +1,5 @@
 """Records of a live evaluation: per-minute series, decisions with their
-forecasts and models, actions, the summary and the figure (seed 000,
+forecasts and models, actions, the summary and the figure (OnlineElastMan,
 Figs. 3.14/3.15)."""
 from __future__ import annotations
 

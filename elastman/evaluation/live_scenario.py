@@ -3,7 +3,7 @@
 A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
 policy and elastman settings for the run, and the YCSB phases: each with a
 duration, a target throughput (or a ``[from, to]`` ramp in steps), a
-read/update mix and a record size, as in seed 000, Table 3.1.
+read/update mix and a record size, as in OnlineElastMan, Table 3.1.
 """
 from __future__ import annotations
 

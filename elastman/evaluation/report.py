@@ -1,11 +1,11 @@
 """Run every policy on the same simulated trace and report side by side.
 
 Per policy: SLO-violation minutes (and % of the run), VM-hours, VM-hours
-relative to the oracle, number of actions, and the utility of seed 002,
-Ch. 5.8: ``U = VM_hours + penalty * violation_hours`` over a range of
+relative to the oracle, number of actions, and the utility of Hubbub-Scale
+(Sec. 5.8): ``U = VM_hours + penalty * violation_hours`` over a range of
 penalties. Writes ``summary.csv``, ``utility.csv``, ``timeseries.csv``,
 ``actions.csv`` and ``report.png`` (VMs and p99 against time with the SLO
-line, like seed 000, Figs. 3.14/3.15). Same seed, same bytes.
+line, like OnlineElastMan, Figs. 3.14/3.15). Same seed, same bytes.
 
     python -m elastman.evaluation.report --trace weekly --nodes 1000 --days 7 \\
         --seed 1 --out /tmp/sim

@@ -94,7 +94,7 @@ def _piecewise(points: list[tuple[float, float]], minutes: int) -> np.ndarray:
 
 
 def paper_shape(seed: int = 0) -> Shape:
-    """Six hours like seed 000, Fig. 3.14: a flat warm-up (0-40 min), a rise
+    """Six hours like OnlineElastMan, Fig. 3.14: a flat warm-up (0-40 min), a rise
     (40-90), a sharp fall (90-100), then two more rounds of rise and fall of
     other scales (150-220, 220-360); read share and request size change by
     phase as in the YCSB configuration of Table 3.1."""

@@ -3,7 +3,7 @@
 Runs YCSB 0.17.0 (``site.ycsb.Client``) with elastman's Cassandra binding
 (``tools/ycsb``, built by ``tools/install.sh --ycsb``) one phase at a time:
 each phase has a target throughput (``-target``), a read/update mix and a
-record size (``fieldcount`` x ``fieldlength``), as in seed 000, Table 3.1.
+record size (``fieldcount`` x ``fieldlength``), as in OnlineElastMan, Table 3.1.
 YCSB's periodic status lines (interval percentiles) and its final report
 (throughput, per-operation latency percentiles) are parsed into per-phase
 results that can be written as CSV and JSON.

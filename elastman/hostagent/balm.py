@@ -1,4 +1,4 @@
-"""BALM: QoS-aware memory-bandwidth allocation for multi-socket hosts (seed 001).
+"""BALM: QoS-aware memory-bandwidth allocation for multi-socket hosts.
 
 The controller keeps latency-critical (LC) VMs within their SLO while giving
 best-effort (BE) VMs as much memory bandwidth as it can, combining MBA

@@ -1,4 +1,4 @@
-"""BWAP's canonical weighted interleave (seed 000, Chapter 4).
+"""BWAP's canonical weighted interleave (BWAP).
 
 For a VM whose vCPUs run on the worker nodes W, the canonical share of its
 pages on node i is proportional to the weakest bandwidth from i to any worker

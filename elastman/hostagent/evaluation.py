@@ -1,4 +1,4 @@
-"""BALM against its baselines on the simulated dual-socket host (seed 001, IV).
+"""BALM against its baselines on the simulated dual-socket host (BALM, Sec. IV).
 
 Scenario (the paper's motivating case): a latency-critical VM on socket 0
 whose load rises in phases from 10% to 100% of its max load, beside a

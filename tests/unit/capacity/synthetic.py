@@ -5,7 +5,7 @@ request size s (bytes) is
 
     u(r, w, s) = r / R + w / W + s / S            (R=8000, W=12000, S=16384)
 
-so the SLO boundary u = 1 is a plane (the model of seed 000, Ch. 3). The p99
+so the SLO boundary u = 1 is a plane (the model of OnlineElastMan). The p99
 read latency is an M/M/1-like curve that crosses the 35 ms SLO exactly at u=1,
 
     p99 = 35 ms * (1 - rho) / (1 - rho * u)       (rho = 0.9; 3.5 ms when idle)

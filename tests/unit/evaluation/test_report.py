@@ -3,7 +3,7 @@
 Ramp trace (flat 30% for an hour, linear to 100% at 4 h, flat to 6 h), sized
 for 10 VMs at the peak, seed 1. Measured when written (violation minutes /
 VM-hours): static 0 / 60.0, reactive 0 / 50.6, target 0 / 57.5, oracle 0 /
-46.0; with seed 000's rule elastman-noprediction 126 / 39.0, elastman 146 /
+46.0; with OnlineElastMan's rule elastman-noprediction 126 / 39.0, elastman 146 /
 73.9; with ``policies.TUNED`` 81 / 39.6 and 27 / 42.3.
 elastman's self-trained model learns the boundary only from violations, so
 both elastman variants violate during the ramp; which of the two violates
