@@ -114,8 +114,7 @@ function stop_elastman {
     for worker in api $ELASTMAN_WORKERS hostagent; do
         stop_process "elastman-$worker"
     done
-    if [[ "$ELASTMAN_STORE_CONTACT_POINTS" == "local" && -f "$ELASTMAN_CONF" ]]
-    then
+    if [[ "$ELASTMAN_STORE_CONTACT_POINTS" == "local" && -f "$ELASTMAN_CONF" ]]; then
         "$ELASTMAN_BIN_DIR/elastman-manage" --config-file "$ELASTMAN_CONF" \
             store stop || true
     fi

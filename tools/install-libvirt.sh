@@ -57,7 +57,7 @@ fi
 # python3-defusedxml from apt above.
 
 mkdir -p /var/log/libvirt /var/run/libvirt /var/lib/libvirt/qemu /var/cache/libvirt \
-         /etc/libvirt/hooks
+    /etc/libvirt/hooks
 getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 getent passwd libvirt-qemu >/dev/null || \
     useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu

@@ -73,14 +73,16 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 STAMP=$VENV/.elastman-installed
 REQ_HASH=$(cat "$REPO/requirements.txt" "$REPO/test-requirements.txt" "$REPO/upper-constraints.txt" \
-           "$REPO/setup.cfg" "$REPO/pyproject.toml" | sha256sum | cut -d' ' -f1)
+    "$REPO/setup.cfg" "$REPO/pyproject.toml" | sha256sum | cut -d' ' -f1)
 # the stamp alone is not enough: a venv shared with another checkout may
 # have lost this one's editable install (and with it the entry points)
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] ||
-   ! "$VENV/bin/python" -I -c "import importlib.metadata as m, os, sys, elastman
+editable_here() {
+    "$VENV/bin/python" -I -c "import importlib.metadata as m, os, sys, elastman
 m.distribution('elastman')
-sys.exit(os.path.dirname(os.path.realpath(elastman.__file__))
-         != os.path.realpath('$REPO/elastman'))" 2>/dev/null; then
+here = os.path.dirname(os.path.realpath(elastman.__file__))
+sys.exit(here != os.path.realpath('$REPO/elastman'))" 2>/dev/null
+}
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] || ! editable_here; then
     log "installing python requirements into $VENV"
     "$VENV/bin/pip" install -q --upgrade pip
     "$VENV/bin/pip" install -q -c "$REPO/upper-constraints.txt" \

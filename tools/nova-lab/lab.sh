@@ -46,15 +46,20 @@ mysql_cli() { mariadb --socket="$LAB/run/mysql.sock" -uroot "$@"; }
 # group) also stops gunicorn workers and any child.
 svc_start() {
     local name=$1; shift
-    (cd "$LAB" || exit 1
-     export PYTHONPATH=$LAB/lib OS_NOVA_CONFIG_DIR=$LAB/etc/nova \
-         OS_PLACEMENT_CONFIG_DIR=$LAB/etc/placement OS_GLANCE_CONFIG_DIR=$LAB/etc/glance \
-         PATH=$VENV/bin:$PATH
-     # the pid is written after setsid, which may have forked
-     exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "run/$name.pid" "$@" \
-         > "logs/$name.out" 2>&1 < /dev/null) &
+    (
+        cd "$LAB" || exit 1
+        export PYTHONPATH=$LAB/lib OS_NOVA_CONFIG_DIR=$LAB/etc/nova \
+            OS_PLACEMENT_CONFIG_DIR=$LAB/etc/placement OS_GLANCE_CONFIG_DIR=$LAB/etc/glance \
+            PATH=$VENV/bin:$PATH
+        # the pid is written after setsid, which may have forked
+        exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "run/$name.pid" "$@" \
+            > "logs/$name.out" 2>&1 < /dev/null
+    ) &
     local i
-    for ((i = 0; i < 50; i++)); do [ -s "$LAB/run/$name.pid" ] && return 0; sleep 0.1; done
+    for ((i = 0; i < 50; i++)); do
+        [ -s "$LAB/run/$name.pid" ] && return 0
+        sleep 0.1
+    done
     die "$name did not start"
 }
 
@@ -66,10 +71,17 @@ svc_stop_all() {
         [ "$(basename "$f")" = mariadb.pid ] && continue
         pids="$pids $(cat "$f")"; rm -f "$f"
     done
-    for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    wait_gone 8 $pids || for p in $pids; do kill -KILL -- "-$p" 2>/dev/null || true; done
+    for p in $pids; do
+        kill -TERM -- "-$p" 2>/dev/null || true
+    done
+    if ! wait_gone 8 $pids; then
+        for p in $pids; do
+            kill -KILL -- "-$p" 2>/dev/null || true
+        done
+    fi
     if [ -e "$LAB/run/mariadb.pid" ]; then
-        local m; m=$(cat "$LAB/run/mariadb.pid")
+        local m
+        m=$(cat "$LAB/run/mariadb.pid")
         kill -TERM "$m" 2>/dev/null || true
         wait_gone 30 "$m" || kill -KILL "$m" 2>/dev/null || true
         rm -f "$LAB/run/mariadb.pid"
@@ -77,7 +89,8 @@ svc_stop_all() {
 }
 
 wait_gone() {   # wait_gone SECONDS PID... : 0 once none is alive
-    local limit=$(( $1 * 5 )); shift
+    local limit
+    limit=$(( $1 * 5 )); shift
     local i p alive
     for ((i = 0; i < limit; i++)); do
         alive=0
@@ -97,7 +110,8 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 write_configs() {
     mkdir -p "$LAB"/{etc/nova,etc/placement,etc/glance,data/glance/{images,staging,tasks},logs,state/lock,lib,run}
     cp "$HERE"/lib/*.py "$LAB/lib/"
-    local site; site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    local site
+    site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     cmp -s "$HERE/lib/novalab_fake.py" "$site/nova/virt/novalab_fake.py" \
         || cp "$HERE/lib/novalab_fake.py" "$site/nova/virt/novalab_fake.py"
 
@@ -268,8 +282,10 @@ start_mariadb() {
 # once into the cache and copied for every start.
 DB_LAYOUT=1
 db_template_key() {
-    { "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
-      echo "$P_DB $DB_LAYOUT"; } | sha256sum | cut -c1-12
+    {
+        "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
+        echo "$P_DB $DB_LAYOUT"
+    } | sha256sum | cut -c1-12
 }
 
 build_databases() {
@@ -277,9 +293,9 @@ build_databases() {
         --skip-test-db > "$LAB/logs/mariadb-install.log" 2>&1
     start_mariadb
     mysql_cli -e "
-      CREATE DATABASE nova_api; CREATE DATABASE nova; CREATE DATABASE nova_cell0;
-      CREATE DATABASE placement; CREATE DATABASE glance;
-      CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY 'os'; GRANT ALL ON *.* TO 'os'@'127.0.0.1';"
+        CREATE DATABASE nova_api; CREATE DATABASE nova; CREATE DATABASE nova_cell0;
+        CREATE DATABASE placement; CREATE DATABASE glance;
+        CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY 'os'; GRANT ALL ON *.* TO 'os'@'127.0.0.1';"
     local nm="$VENV/bin/nova-manage --config-file $LAB/etc/nova/nova.conf"
     "$VENV/bin/placement-manage" --config-file "$LAB/etc/placement/placement.conf" db sync \
         > "$LAB/logs/placement-manage.out" 2>&1 &
@@ -297,7 +313,8 @@ build_databases() {
 template_dir() { echo "$CACHE/nova-lab-db-$(db_template_key)"; }
 
 prepare_databases() {
-    local template; template=$(template_dir)
+    local template
+    template=$(template_dir)
     if [ -f "$template/.complete" ]; then
         cp -a "$template/mysql" "$LAB/mysql"
         start_mariadb
@@ -376,7 +393,8 @@ status() {
     local f
     for f in "$LAB"/run/*.pid; do
         [ -e "$f" ] || { echo "nova-lab: not running"; return 0; }
-        local p; p=$(cat "$f")
+        local p
+        p=$(cat "$f")
         if kill -0 "$p" 2>/dev/null; then echo "$(basename "$f" .pid) $p running"
         else echo "$(basename "$f" .pid) $p dead"; fi
     done
