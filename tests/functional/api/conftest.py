@@ -1,10 +1,18 @@
-"""The elastman API served in-process on the test store (noauth or
-keystone), and a real Keystone for the latter."""
+"""The elastman API on the test store: served in-process (noauth or
+keystone) or by gunicorn from the WSGI module elastman.wsgi.api, and a real
+Keystone for the keystone case.
+"""
+import os
+import signal
+import subprocess
+import sys
+
 import pytest
 import requests
 
 from elastman.api import service as api_service
 from tests.functional import keystone as ks
+from tests.functional import services
 
 
 class Client:
@@ -44,8 +52,52 @@ def noauth_api(conf, store):
 
 
 @pytest.fixture
-def api(noauth_api):
-    return Client(noauth_api)
+def wsgi_api(config_file, tmp_path):
+    """gunicorn serving elastman.wsgi.api:application (two worker
+    processes, noauth) on the test store's keyspace.
+    """
+    path = config_file(api={'auth_strategy': 'noauth'},
+                       DEFAULT={'transport_url': 'fake://'})
+    port = services.free_port()
+    log = open(tmp_path / 'gunicorn.log', 'w')
+    proc = subprocess.Popen(
+        [os.path.join(os.path.dirname(sys.executable), 'gunicorn'),
+         '--bind', '127.0.0.1:%d' % port, '--workers', '2',
+         '--timeout', '60', 'elastman.wsgi.api:application'],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=dict(os.environ, OS_ELASTMAN_CONFIG_DIR=os.path.dirname(path),
+                 OS_ELASTMAN_CONFIG_FILES=os.path.basename(path)))
+    base = 'http://127.0.0.1:%d' % port
+
+    def ready():
+        if proc.poll() is not None:
+            raise AssertionError('gunicorn exited: %s' % (
+                tmp_path / 'gunicorn.log').read_text()[-3000:])
+        try:
+            # a worker opens the store at its first request
+            return requests.get(base + '/v1/clusters', timeout=30).ok
+        except requests.RequestException:
+            return False
+    try:
+        services.wait_for(ready, timeout=120)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(params=['in-process', 'gunicorn'])
+def api(request):
+    """The noauth API, served in-process (as elastman-all does) and by
+    gunicorn from the WSGI module (as operators and devstack do).
+    """
+    name = 'noauth_api' if request.param == 'in-process' else 'wsgi_api'
+    return Client(request.getfixturevalue(name))
 
 
 @pytest.fixture(scope='session')

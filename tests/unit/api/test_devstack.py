@@ -62,6 +62,13 @@ configure_keystone_authtoken_middleware() {
 create_service_user() { log "create_service_user $*"; }
 get_or_create_service() { log "get_or_create_service $*"; echo svc-id; }
 get_or_create_endpoint() { log "get_or_create_endpoint $*"; }
+install_apache_uwsgi() { log "install_apache_uwsgi"; }
+write_uwsgi_config() {  # conf, module, url, http, name (devstack's lib/apache)
+    iniset "$1" uwsgi module "$2"
+    iniset "$1" uwsgi http "$4"
+    log "write_uwsgi_config $*"
+}
+remove_uwsgi_config() { rm -f "$1"; log "remove_uwsgi_config $*"; }
 run_process() { log "run_process $*"; }
 stop_process() { log "stop_process $*"; }
 wait_for_service() { log "wait_for_service $*"; }
@@ -90,6 +97,9 @@ def _run_phase(scratch, *phase, services='key,n-cpu', extra=''):
     manage.write_text('#!/bin/sh\necho "elastman-manage $*" >> '
                       '"$SCRATCH/calls"\n')
     manage.chmod(0o755)
+    uwsgi = bindir / 'uwsgi'
+    uwsgi.write_text('#!/bin/sh\nexit 1\n')
+    uwsgi.chmod(0o755)
     script = STUBS + '''
 DEST={s}/dest; DATA_DIR={s}/data; STACK_USER=$(id -un)
 SERVICE_HOST=127.0.0.1; SERVICE_PROTOCOL=http; REGION_NAME=RegionOne
@@ -105,7 +115,8 @@ source {plugin}
 '''.format(s=scratch, root=ROOT, services=services, extra=extra,
            settings=SETTINGS, plugin=PLUGIN, phase=' '.join(phase))
     subprocess.run(['bash', '-c', script], check=True,
-                   env=dict(os.environ, SCRATCH=str(scratch)))
+                   env=dict(os.environ, SCRATCH=str(scratch),
+                            PATH='%s:%s' % (bindir, os.environ['PATH'])))
     calls = scratch / 'calls'
     return calls.read_text().splitlines() if calls.exists() else []
 
@@ -113,6 +124,7 @@ source {plugin}
 def test_phases_in_scratch_dir(tmp_path):
     calls = _run_phase(tmp_path, 'stack', 'install')
     assert 'setup_develop %s' % ROOT in calls
+    assert 'install_apache_uwsgi' in calls
     assert any(c.startswith('pip_install libvirt-python') for c in calls)
 
     calls = _run_phase(tmp_path, 'stack', 'post-config')
@@ -120,11 +132,16 @@ def test_phases_in_scratch_dir(tmp_path):
     cp = configparser.RawConfigParser()
     cp.read(conf_path)
     assert cp['api']['auth_strategy'] == 'keystone'
-    assert cp['api']['bind_port'] == '9870'
     assert cp['keystone_authtoken']['username'] == 'elastman'
     assert cp['DEFAULT']['transport_url'].startswith('rabbit://')
     assert cp['actuator']['compute_driver'] == 'nova'
     assert (tmp_path / 'etc' / 'policy.yaml').exists()
+    # uwsgi serves the WSGI module on the service port, reading that file
+    uw = configparser.RawConfigParser()
+    uw.read(tmp_path / 'etc' / 'elastman-api-uwsgi.ini')
+    assert uw['uwsgi']['module'] == 'elastman.wsgi.api:application'
+    assert uw['uwsgi']['http'] == '127.0.0.1:9870'
+    assert uw['uwsgi']['env'] == 'OS_ELASTMAN_CONFIG_FILES=%s' % conf_path
     assert 'create_service_user elastman admin' in calls
     assert 'get_or_create_endpoint svc-id RegionOne ' \
            'http://127.0.0.1:9870' in calls
@@ -134,7 +151,8 @@ def test_phases_in_scratch_dir(tmp_path):
     for module in ('api', 'store', 'actuator', 'hostagent'):
         getattr(elastman.conf, module).register_opts(conf)
     conf(['--config-file', str(conf_path)], default_config_files=[])
-    assert conf.api.bind_port == 9870 and conf.store.keyspace == 'elastman'
+    assert conf.api.auth_strategy == 'keystone'
+    assert conf.store.keyspace == 'elastman'
 
     calls = _run_phase(tmp_path, 'stack', 'extra',
                        extra='ELASTMAN_STORE_CONTACT_POINTS=10.0.0.5')
@@ -142,6 +160,9 @@ def test_phases_in_scratch_dir(tmp_path):
     assert started == ['elastman-api', 'elastman-monitor', 'elastman-trainer',
                        'elastman-predictor', 'elastman-actuator',
                        'elastman-hostagent']
+    assert 'run_process elastman-api %s --procname-prefix elastman-api ' \
+           '--ini %s' % (tmp_path / 'bin' / 'uwsgi',
+                         tmp_path / 'etc' / 'elastman-api-uwsgi.ini') in calls
     assert any('elastman.hostagent.hookinstall --socket' in c for c in calls)
     assert any(c.startswith('elastman-manage') and c.endswith('db sync')
                for c in calls)
@@ -151,6 +172,7 @@ def test_phases_in_scratch_dir(tmp_path):
     stopped = {c.split()[1] for c in calls if c.startswith('stop_process')}
     assert {'elastman-api', 'elastman-hostagent'} <= stopped
 
-    _run_phase(tmp_path, 'clean')
+    calls = _run_phase(tmp_path, 'clean')
+    assert any(c.startswith('remove_uwsgi_config') for c in calls)
     assert not (tmp_path / 'etc').exists()
     assert not (tmp_path / 'cache').exists()
