@@ -67,7 +67,8 @@ class Client:
     def _paged(self, path: str, key: str, limit: int | None,
                marker: str | None, **params: Any) -> Iterator[dict]:
         """Every item from ``marker`` on (all pages), or one page of
-        ``limit``."""
+        ``limit``.
+        """
         while True:
             page = self._request('GET', path, params=dict(
                 params, limit=limit, marker=marker))
@@ -166,8 +167,15 @@ class Client:
 
     def list_decisions(self, cluster_id: str, limit: int | None = None,
                        marker: str | None = None) -> list[dict]:
-        return list(self._paged('/clusters/%s/decisions' % cluster_id,
-                                'decisions', limit, marker))
+        return list(self.iter_decisions(cluster_id, limit, marker))
+
+    def iter_decisions(self, cluster_id: str, limit: int | None = None,
+                       marker: str | None = None) -> Iterator[dict]:
+        """Decisions newest first, reading the next page only when the
+        caller gets that far.
+        """
+        return self._paged('/clusters/%s/decisions' % cluster_id,
+                           'decisions', limit, marker)
 
     def list_actions(self, cluster_id: str, kind: str | None = None,
                      state: str | None = None, limit: int | None = None,

@@ -5,12 +5,13 @@ from __future__ import annotations
 from osc_lib.command import command
 from osc_lib import exceptions
 
+from elastman.osc.v1 import action as action_cmd
 from elastman.osc.v1 import common
+from elastman.osc.v1 import constants
+from elastman.osc.v1 import formatters as fmt
 
-LIST_COLUMNS = ('id', 'name', 'state', 'mode', 'size', 'flavor')
-SHOW_COLUMNS = ('id', 'name', 'project_id', 'state', 'status_reason', 'mode',
-                'flavor', 'image', 'size', 'endpoints', 'nodes', 'policy',
-                'security', 'created_at', 'updated_at')
+#: Recent decisions read to find the one behind an action in flight.
+RECENT_DECISIONS = 30
 
 
 def add_access_options(parser) -> None:
@@ -75,10 +76,47 @@ def node_line(node: dict) -> str:
     return line + ')'
 
 
-def _show(cluster: dict):
-    cluster = dict(cluster)
-    cluster['nodes'] = [node_line(n) for n in cluster.get('nodes') or []]
-    return common.show(cluster, SHOW_COLUMNS)
+def _show(app, args, cluster: dict):
+    """The cluster, and what elastman is doing with it now and why: the
+    action in flight, the last decision, the health of its nodes and of
+    the control loop.
+    """
+    client = common.client(app)
+    in_flight = [a for a in common.call(client.list_actions, cluster['id'],
+                                        limit=20)
+                 if a.get('state') not in ('SUCCEEDED', 'FAILED',
+                                           'ROLLED_BACK')]
+    decisions = common.call(client.list_decisions, cluster['id'],
+                            limit=RECENT_DECISIONS if in_flight else 1)
+    last = decisions[0] if decisions else None
+    if common.machine(args):
+        doc = dict(cluster, actions_in_flight=in_flight, last_decision=last)
+        return common.show(doc, tuple(doc))
+    last_text = 'none yet'
+    if last is not None:
+        last_text = '%s %s: %s' % (fmt.when(last.get('ts')),
+                                   last.get('action'),
+                                   fmt.decision_reason(last))
+    values = {
+        'endpoints': fmt.Summary(cluster.get('endpoints'),
+                                 cluster.get('endpoints') or ()),
+        'nodes': fmt.Summary(cluster.get('nodes'),
+                             [node_line(n) for n in cluster.get('nodes')
+                              or ()]),
+        'policy': fmt.Summary(cluster.get('policy'),
+                              fmt.policy_summary(cluster.get('policy'))),
+        'security': common.JSON(cluster.get('security')),
+        'doing': fmt.Summary(in_flight, fmt.doing(in_flight, decisions)),
+        'last_decision': fmt.Text(last_text),
+        'health': fmt.Summary(
+            {'status_reason': cluster.get('status_reason')},
+            fmt.health(cluster, last)),
+        'created_at': fmt.when(cluster.get('created_at')),
+        'updated_at': fmt.when(cluster.get('updated_at')),
+    }
+    rows = constants.CLUSTER_ROWS
+    return rows, tuple(values[r] if r in values else cluster.get(r)
+                       for r in rows)
 
 
 class CreateCluster(command.ShowOne):
@@ -111,7 +149,7 @@ class CreateCluster(command.ShowOne):
             **access_body(args))
         if args.wait:
             cluster = _wait_state(client, cluster['id'], args.timeout)
-        return _show(cluster)
+        return _show(self.app, args, cluster)
 
 
 def _wait_state(client, cluster_id: str, timeout: int) -> dict:
@@ -134,20 +172,24 @@ class ListCluster(command.Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument('--all-projects', action='store_true',
                             help='Clusters of every project (admin).')
-        parser.add_argument('--limit', type=int, help='At most this many.')
-        parser.add_argument('--marker', help='Start after this page marker.')
+        common.add_paging(parser)
         return parser
 
     def take_action(self, args):
         clusters = common.call(common.client(self.app).list_clusters,
                                all_projects=args.all_projects,
                                limit=args.limit, marker=args.marker)
-        return LIST_COLUMNS, [tuple(c.get(k) for k in LIST_COLUMNS)
-                              for c in clusters]
+        if common.machine(args):
+            return common.whole(clusters)
+        columns = constants.CLUSTER_COLUMNS
+        return columns, [tuple(c.get(k) for k in columns) for c in clusters]
 
 
 class ShowCluster(command.ShowOne):
-    """Show a cluster with its nodes, state and policy."""
+    """Show a cluster and what elastman is doing with it: the action in
+    flight, the last decision and why, the health of its nodes and of the
+    control loop.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -155,7 +197,8 @@ class ShowCluster(command.ShowOne):
         return parser
 
     def take_action(self, args):
-        return _show(common.find_cluster(self.app, args.cluster))
+        return _show(self.app, args,
+                     common.find_cluster(self.app, args.cluster))
 
 
 class SetCluster(command.ShowOne):
@@ -169,7 +212,8 @@ class SetCluster(command.ShowOne):
 
     def take_action(self, args):
         cluster = common.find_cluster(self.app, args.cluster)
-        return _show(common.call(common.client(self.app).update_cluster,
+        return _show(self.app, args,
+                     common.call(common.client(self.app).update_cluster,
                                  cluster['id'], name=args.name))
 
 
@@ -222,8 +266,7 @@ class ScaleCluster(command.ShowOne):
             if action is None or action['state'] != 'SUCCEEDED':
                 raise exceptions.CommandError('scaling did not succeed: %s'
                                               % (action or {}).get('reason'))
-        from elastman.osc.v1 import action as action_cmd
-        return common.show(action, action_cmd.SHOW_COLUMNS)
+        return action_cmd.show_action(args, action)
 
 
 class SetCredentials(command.Command):

@@ -9,9 +9,6 @@ from osc_lib import exceptions
 from elastman.client import client as em_client
 from elastman.osc.v1 import common
 
-COLUMNS = ('slo_metric', 'slo_threshold_ms', 'min_size', 'max_size', 'alpha',
-           'beta', 'control_period_s', 'cooldown_s', 'flavors', 'dry_run',
-           'auto_heal', 'heal_grace_s', 'model')
 # option -> (policy field, type)
 _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--slo-threshold', 'slo_threshold_ms', float),
@@ -22,6 +19,13 @@ _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--control-period', 'control_period_s', int),
             ('--cooldown', 'cooldown_s', int),
             ('--heal-grace', 'heal_grace_s', int))
+
+
+def _show(policy: dict):
+    """Every field of the policy, structures as JSON."""
+    return tuple(policy), tuple(
+        common.JSON(v) if isinstance(v, (dict, list)) else v
+        for v in policy.values())
 
 
 class ShowPolicy(command.ShowOne):
@@ -36,7 +40,7 @@ class ShowPolicy(command.ShowOne):
         cluster = common.find_cluster(self.app, args.cluster)
         policy = common.call(common.client(self.app).get_policy,
                              cluster['id'])
-        return common.show(policy, COLUMNS)
+        return _show(policy)
 
 
 class SetPolicy(command.ShowOne):
@@ -92,7 +96,7 @@ class SetPolicy(command.ShowOne):
             except ValueError as exc:
                 raise exceptions.CommandError('--model: %s' % exc)
         policy = common.call(client.set_policy, cluster['id'], policy)
-        return common.show(policy, COLUMNS)
+        return _show(policy)
 
 
 class UnsetPolicy(command.Command):
