@@ -1,5 +1,6 @@
 """The elastman REST API application (WSGI): version documents at ``/`` and
-``/v1``, the /v1 resources routed with Routes, JSON errors throughout."""
+``/v1``, the /v1 resources routed with Routes, JSON errors throughout.
+"""
 from __future__ import annotations
 
 import threading
@@ -76,8 +77,8 @@ class LazyActuator:
     def scale(self, ctxt, cluster_id, count, flavor=None, action_id=None):
         with self._lock:
             if self._api is None:
-                from elastman.common.rpcapi import actuator as rpcapi
                 from elastman.common import rpc
+                from elastman.common.rpcapi import actuator as rpcapi
                 self._api = rpcapi.ActuatorAPI(self.conf,
                                                rpc.get_transport(self.conf))
         self._api.scale(ctxt, cluster_id, count, flavor, action_id=action_id,
@@ -94,7 +95,8 @@ def _mapper() -> routes.Mapper:
 
 class Application:
     """Dispatches /v1 requests to controllers; unknown paths get a JSON 404,
-    known paths with another method a 405."""
+    known paths with another method a 405.
+    """
 
     def __init__(self, conf, store=None, actuator=None) -> None:
         self.conf = conf
@@ -168,7 +170,8 @@ class Application:
 
 def build_app(conf, store, actuator=None):
     """The full WSGI pipeline: version documents unauthenticated,
-    everything else behind ``[api] auth_strategy``."""
+    everything else behind ``[api] auth_strategy``.
+    """
     if actuator is None:
         actuator = LazyActuator(conf)
     application = Application(conf, store, actuator)

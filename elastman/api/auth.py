@@ -1,6 +1,7 @@
 """Who is calling: keystonemiddleware's auth_token, or noauth for the
 embedded default. Either way the application finds a RequestContext in
-``environ['elastman.context']``."""
+``environ['elastman.context']``.
+"""
 from __future__ import annotations
 
 from oslo_log import log as logging

@@ -1,5 +1,6 @@
 """The oslo.policy enforcer of the API, with defaults from
-:mod:`elastman.common.policies`."""
+:mod:`elastman.common.policies`.
+"""
 from __future__ import annotations
 
 from oslo_policy import policy

@@ -5,8 +5,8 @@ in-process transport and no broker is needed.
 """
 import sys
 
-from elastman.common import config
 from elastman.cmd import workers
+from elastman.common import config
 
 
 @config.main_wrapper

@@ -167,6 +167,7 @@ def add_command_parsers(subparsers) -> None:
     for tool in (forecast_eval, model_transfer, live, report, local_cluster):
         tool.add_subparser(subparsers)
 
+
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',
                                 handler=add_command_parsers)

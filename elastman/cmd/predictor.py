@@ -1,8 +1,8 @@
 """elastman-predictor: runs the predictor worker."""
 import sys
 
-from elastman.common import config
 from elastman.cmd import workers
+from elastman.common import config
 
 
 @config.main_wrapper

@@ -42,7 +42,8 @@ def parse_args(argv: list[str], default_transport: str | None = None,
 
 def validate(conf: cfg.ConfigOpts) -> None:
     """Read every option once: oslo.config checks values lazily, elastman
-    wants a bad value reported at start-up, naming the option."""
+    wants a bad value reported at start-up, naming the option.
+    """
     for name in list(conf):
         try:
             group = getattr(conf, name)
@@ -60,7 +61,8 @@ def validate(conf: cfg.ConfigOpts) -> None:
 
 def main_wrapper(func: Callable[[list[str]], int | None]):
     """Turn configuration and availability errors into one line and an
-    exit code instead of a traceback."""
+    exit code instead of a traceback.
+    """
     @functools.wraps(func)
     def main(argv: list[str] | None = None) -> int:
         argv = sys.argv if argv is None else argv

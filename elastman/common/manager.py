@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from elastman import version

@@ -9,8 +9,8 @@ from typing import Any
 import urllib.parse
 
 import kombu
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_serialization import jsonutils
 
 from elastman.common import context as em_context

@@ -119,7 +119,8 @@ class ComputeDriver(abc.ABC):
     def create(self, name: str, flavor: str,
                metadata: dict[str, str] | None = None) -> Server:
         """Create a server; returns once the driver has it running (or
-        building, for asynchronous clouds). FlavorNotFound, ComputeError."""
+        building, for asynchronous clouds). FlavorNotFound, ComputeError.
+        """
 
     @abc.abstractmethod
     def get(self, server_id: str) -> Server:

@@ -407,7 +407,8 @@ class NovaDriver(base.ComputeDriver):
                        fail_on: Iterable[str] = (base.ERROR,)) -> base.Server:
         """As the base class; timeouts default to [nova] boot_timeout (or
         delete_timeout when waiting for DELETED), and an ERROR caused by the
-        scheduler finding no host raises NoValidHost."""
+        scheduler finding no host raises NoValidHost.
+        """
         wanted = {statuses} if isinstance(statuses, str) else set(statuses)
         if timeout is None:
             timeout = (self.opts.delete_timeout if wanted == {base.DELETED}
@@ -462,7 +463,8 @@ class NovaDriver(base.ComputeDriver):
 
 def _address(server: Any) -> str | None:
     """The address to reach the node at: access IPv4, else the first fixed
-    IPv4, else any IPv4, else any address."""
+    IPv4, else any IPv4, else any address.
+    """
     if getattr(server, 'access_ipv4', None):
         return server.access_ipv4
     entries = [a for addrs in (server.addresses or {}).values()

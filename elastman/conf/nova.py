@@ -110,7 +110,8 @@ def register_opts(conf):
 
 def _password_opts():
     """The password plugin's options, for the sample: keystoneauth marks
-    auth-url required, yet a clouds.yaml cloud or another plugin needs none."""
+    auth-url required, yet a clouds.yaml cloud or another plugin needs none.
+    """
     opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
     for opt in opts:
         opt.required = False

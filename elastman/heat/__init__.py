@@ -1,2 +1,3 @@
 """Heat resource plugins of elastman (add this directory's parent package
-path to heat's ``plugin_dirs``; see doc/source/heat.rst)."""
+path to heat's ``plugin_dirs``; see doc/source/heat.rst).
+"""

@@ -199,9 +199,8 @@ class ElastmanCluster(resource.Resource):
     def handle_update(self, json_snippet, tmpl_diff, prop_diff):
         client = self.client()
         if self.NAME in prop_diff:
-            client.update_cluster(self.resource_id,
-                                  name=prop_diff[self.NAME] or
-                                  self.physical_resource_name())
+            name = prop_diff[self.NAME] or self.physical_resource_name()
+            client.update_cluster(self.resource_id, name=name)
         if self.POLICY in prop_diff:
             policy = {k: v for k, v in (prop_diff[self.POLICY] or {}).items()
                       if v is not None}

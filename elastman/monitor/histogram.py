@@ -70,7 +70,8 @@ def total(buckets: Sequence[int]) -> int:
 
 def percentile(buckets: Sequence[int], q: float) -> float | None:
     """The upper bound of the bucket holding the q-quantile (nodetool's
-    convention: never under-reports); None for an empty histogram."""
+    convention: never under-reports); None for an empty histogram.
+    """
     n = sum(buckets)
     if n == 0:
         return None

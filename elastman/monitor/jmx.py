@@ -58,7 +58,8 @@ class JmxBridge:
     def start(self, timeout: float = 120.0) -> None:
         """Start the JVM now and wait until it has compiled and answers
         (the first start compiles the bridge source: seconds on a busy
-        host, which must not count against a node's JMX timeout)."""
+        host, which must not count against a node's JMX timeout).
+        """
         with self._lock:
             self._ensure()
         if not self._ready.wait(timeout):

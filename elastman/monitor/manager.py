@@ -20,8 +20,8 @@ import concurrent.futures
 import threading
 import uuid
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from elastman.cassandra import access as access_mod

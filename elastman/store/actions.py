@@ -1,5 +1,6 @@
 """The action journal (scaling actions as resumable state machines) and the
-decision record of every control period."""
+decision record of every control period.
+"""
 from __future__ import annotations
 
 import datetime
@@ -47,7 +48,8 @@ class ActionRepository(base.Repository):
                 expected_step: str | None = None,
                 result: dict | None = None, reason: str | None = None) -> None:
         """Record the next step; with ``expected_step`` only if the journal
-        still shows that step (a lightweight transaction)."""
+        still shows that step (a lightweight transaction).
+        """
         cql = ('UPDATE actions SET step = ?, state = ?, result = ?, '
                'reason = ?, updated_at = ? WHERE cluster_id = ? AND id = ?')
         params = (step, state, base.dumps(result), reason, timeutils.utcnow(),

@@ -71,7 +71,8 @@ _TABLE_REF = re.compile(r'\b(FROM|INTO|UPDATE)\s+([A-Za-z_][A-Za-z0-9_]*)\b(?!\.
 def _qualify(cql: str, keyspace: str) -> str:
     """Name the keyspace in every table reference: a session without a
     current keyspace (no USE) is what Cassandra recommends for prepared
-    statements."""
+    statements.
+    """
     return _TABLE_REF.sub(lambda m: '%s %s.%s' % (m.group(1), keyspace,
                                                   m.group(2)), cql)
 

@@ -16,7 +16,8 @@ class SampleRepository(base.Repository):
 
     def add(self, sample: dict) -> None:
         """Store one node sample (keys: cluster_id, node_id, ts, and any of
-        SAMPLE_FIELDS); it expires after ``[store] sample_ttl``."""
+        SAMPLE_FIELDS); it expires after ``[store] sample_ttl``.
+        """
         fields = [f for f in SAMPLE_FIELDS if sample.get(f) is not None]
         cols = ['cluster_id', 'node_id', 'ts'] + fields
         self._execute(

@@ -138,8 +138,8 @@ class _Renderer:
         if op.get('security') == []:
             self.emit('No authentication needed.')
             self.emit()
-        params = [self._resolve(p) for p in shared_params +
-                  op.get('parameters', [])]
+        params = [self._resolve(p)
+                  for p in shared_params + op.get('parameters', [])]
         if params:
             self.emit('**Parameters**')
             self.emit()

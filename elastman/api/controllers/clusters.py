@@ -5,11 +5,11 @@ import uuid
 
 from oslo_log import log as logging
 
+from elastman.api.controllers import access
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import schemas
 from elastman.api import views
-from elastman.api.controllers import access
-from elastman.api.controllers import base
 from elastman.common import exception
 
 LOG = logging.getLogger(__name__)
@@ -123,7 +123,8 @@ class ClusterController(base.Controller):
 
     def delete(self, req, ctx, cluster_id):
         """Unregister, or for a managed cluster with servers, ask the
-        actuator to delete them (202; the cluster goes DELETING)."""
+        actuator to delete them (202; the cluster goes DELETING).
+        """
         row = self.cluster(ctx, cluster_id, RULE % 'delete')
         nodes = self.store.nodes.list(row['id'])
         managed = (row.get('spec') or {}).get('mode') == 'managed'

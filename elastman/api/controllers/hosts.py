@@ -1,9 +1,9 @@
 """/v1/hosts: compute-host agents and their interference reports (admin)."""
 from __future__ import annotations
 
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import views
-from elastman.api.controllers import base
 from elastman.common import exception
 
 

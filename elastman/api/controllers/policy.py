@@ -1,9 +1,9 @@
 """/v1/clusters/{cluster_id}/policy: the one scaling policy of a cluster."""
 from __future__ import annotations
 
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import schemas
-from elastman.api.controllers import base
 
 RULE = 'elastman:cluster:policy:%s'
 

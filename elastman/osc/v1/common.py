@@ -72,9 +72,9 @@ def progress(stream=sys.stderr):
     last = {}
 
     def report(doc):
+        size = 'size=%s' % doc.get('size') if doc and 'size' in doc else ''
         line = 'gone' if doc is None else '%s %s' % (
-            doc.get('state'), doc.get('step') or
-            ('size=%s' % doc.get('size') if 'size' in doc else ''))
+            doc.get('state'), doc.get('step') or size)
         if last.get('line') != line:
             stream.write(line.strip() + '\n')
             stream.flush()

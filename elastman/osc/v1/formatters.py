@@ -117,8 +117,8 @@ def decision_change_count(decision: Mapping[str, Any]) -> int:
     if kind == 'scale_out':
         return int(record.get('count') or 0)
     if kind == 'scale_in':
-        return -(len(record.get('remove_nodes') or ()) or
-                 int(record.get('count') or 0))
+        removed = len(record.get('remove_nodes') or ())
+        return -(removed or int(record.get('count') or 0))
     return 0
 
 
