@@ -283,8 +283,9 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
 # -- figure -----------------------------------------------------------------
 
 def plot(path: str, scenario: Scenario, rows, actions) -> None:
-    """Workload, nodes and p99 against time with the SLO line (like seed
-    000, Figs. 3.14 and 3.15)."""
+    """Workload, nodes and p99 against time with the SLO line (like
+    OnlineElastMan, Figs. 3.14 and 3.15).
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
