@@ -47,7 +47,8 @@ def keyspace_conf(conf, store_node):
     conf.set_override('keyspace', keyspace, 'store')
     yield conf
     session = connection.connect(conf)
-    session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace)
+    # a schema change waits for the node: slow on a loaded machine
+    session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace, timeout=120)
     connection.close(session)
     conf.clear_override('keyspace', 'store')
 

@@ -52,9 +52,10 @@ def noauth_api(conf, store):
 
 
 @pytest.fixture
-def wsgi_api(config_file, tmp_path):
+def wsgi_api(config_file, tmp_path, store):
     """gunicorn serving elastman.wsgi.api:application (two worker
-    processes, noauth) on the test store's keyspace.
+    processes, noauth) on the test store's keyspace, its schema synced
+    (the store fixture).
     """
     path = config_file(api={'auth_strategy': 'noauth'},
                        DEFAULT={'transport_url': 'fake://'})
@@ -63,7 +64,8 @@ def wsgi_api(config_file, tmp_path):
     proc = subprocess.Popen(
         [os.path.join(os.path.dirname(sys.executable), 'gunicorn'),
          '--bind', '127.0.0.1:%d' % port, '--workers', '2',
-         '--timeout', '60', 'elastman.wsgi.api:application'],
+         '--timeout', '60', '--no-control-socket',
+         'elastman.wsgi.api:application'],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         env=dict(os.environ, OS_ELASTMAN_CONFIG_DIR=os.path.dirname(path),
                  OS_ELASTMAN_CONFIG_FILES=os.path.basename(path)))
