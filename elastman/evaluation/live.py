@@ -111,6 +111,8 @@ class Harness:
         self.results: list[ycsb.PhaseResult] = []
         self.t0: float | None = None
         self.restarts = 0
+        self.current: tuple[ycsb.Phase, float] | None = None
+        self.ended_early: set[str] = set()
 
     # -- set-up --------------------------------------------------------------
     def configure(self) -> None:
@@ -241,6 +243,8 @@ class Harness:
             if self.runner.stopped:
                 return
             start = time.time()
+            with self.lock:
+                self.current = (phase, start)
             result = self.runner.run(phase, on_status=self._on_status)
             with self.lock:
                 self.results.append(result)
@@ -254,11 +258,32 @@ class Harness:
             self.node_polls.append((time.time(), serving, len(nodes)))
         return serving, len(nodes)
 
+    def check_until(self) -> None:
+        """End the running phase once the action it waits for (its
+        ``until``) has completed since it began."""
+        with self.lock:
+            current = self.current
+        if current is None:
+            return
+        phase, started = current
+        event = self.scenario.until.get(phase.name)
+        if event is None or phase.name in self.ended_early:
+            return
+        for action in self.store.actions.list(self.cluster_id, limit=20):
+            done = action.get('updated_at')
+            if (action['kind'] == event and action['state'] == 'SUCCEEDED'
+                    and done is not None and rec.epoch(done) >= started):
+                self.ended_early.add(phase.name)
+                self.echo('%s done at %.1f min: phase %s ends here' % (
+                    event, (rec.epoch(done) - self.t0) / scen.MINUTE,
+                    phase.name))
+                self.runner.end_phase()
+                return
+
     def progress_line(self, now: float) -> str:
         offset = now - self.t0
-        phase = next((p for a, b, p in scen.schedule(self.scenario)
-                      if a <= offset < b), None)
         with self.lock:
+            phase = self.current[0] if self.current else None
             recent = [s for w, s in self.intervals if w >= now - 30]
             serving, total = self.node_polls[-1][1:] if self.node_polls \
                 else (0, 0)
@@ -315,6 +340,10 @@ class Harness:
         while thread.is_alive():
             self.check_elastman()
             self.poll_nodes()
+            try:
+                self.check_until()
+            except Exception:
+                LOG.exception('cannot check the action journal')
             now = time.time()
             if now >= next_print:
                 self.echo(self.progress_line(now))
@@ -548,12 +577,14 @@ def _command(args: Any = None) -> int:
         scenario = scenario.held_static()
     if args.dry_run:
         for start, end, p in scen.schedule(scenario):
+            until = scenario.until.get(p.name)
             print('%6.1f-%6.1f min %-14s target %5d ops/s read %.2f update '
-                  '%.2f %d x %d B' % (start / scen.MINUTE,
-                                      end / scen.MINUTE, p.name,
-                                      p.target, p.read_proportion,
-                                      p.update_proportion, p.fieldcount,
-                                      p.fieldlength))
+                  '%.2f %d x %d B%s' % (
+                      start / scen.MINUTE, end / scen.MINUTE, p.name,
+                      p.target, p.read_proportion, p.update_proportion,
+                      p.fieldcount, p.fieldlength,
+                      ' (or until a %s has completed)' % until
+                      if until else ''))
         return 0
     out = args.out or 'evaluation-%s-%s' % (
         scenario.name, time.strftime('%Y%m%d-%H%M%S'))

@@ -3,7 +3,10 @@
 A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
 policy and elastman settings for the run, and the YCSB phases: each with a
 duration, a target throughput (or a ``[from, to]`` ramp in steps), a
-read/update mix and a record size, as in OnlineElastMan, Table 3.1.
+read/update mix and a record size, as in OnlineElastMan, Table 3.1. A phase
+with ``until: scale_out`` (or ``scale_in``) ends as soon as the cluster has
+completed such an action since the phase began; its duration is then the
+most it may last.
 """
 from __future__ import annotations
 
@@ -28,7 +31,9 @@ DEFAULT_POLICY = {'slo_metric': 'read_p99_ms', 'min_size': 3, 'max_size': 6,
                   'cooldown_s': 120, 'warmup_s': 600, 'dry_run': False}
 PHASE_KEYS = {'name', 'minutes', 'seconds', 'target', 'steps', 'read',
               'update', 'insert', 'fieldcount', 'fieldlength', 'threads',
-              'distribution'}
+              'distribution', 'until'}
+#: What a phase may wait for (``until``): a completed action of that kind.
+UNTIL_EVENTS = ('scale_out', 'scale_in')
 
 
 class ScenarioError(ValueError):
@@ -58,6 +63,8 @@ class Scenario:
     consistency: str = 'ONE'
     replication_factor: int = 3
     load: ycsb.Phase | None = None
+    #: phase name -> the action kind that ends it early (``until``)
+    until: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def duration_s(self) -> float:
@@ -151,11 +158,20 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     raw_phases = data.get('phases')
     if not raw_phases or not isinstance(raw_phases, list):
         raise ScenarioError('phases: a non-empty list is required')
-    phases = []
+    phases, until = [], {}
     for i, raw in enumerate(raw_phases):
         if not isinstance(raw, Mapping):
             raise ScenarioError('phase %d is not a mapping' % (i + 1))
-        phases.extend(_expand(raw, defaults, i))
+        expanded = _expand(raw, defaults, i)
+        if raw.get('until') is not None:
+            if raw['until'] not in UNTIL_EVENTS:
+                raise ScenarioError('phase %s: until must be one of %s' % (
+                    expanded[0].name, ', '.join(UNTIL_EVENTS)))
+            if len(expanded) != 1:
+                raise ScenarioError('phase %s: a ramp cannot have until'
+                                    % expanded[0].name)
+            until[expanded[0].name] = raw['until']
+        phases.extend(expanded)
     names = [p.name for p in phases]
     if len(set(names)) != len(names):
         raise ScenarioError('phase names must be unique')
@@ -190,7 +206,7 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
                       (data.get('elastman') or {}).items()},
             recordcount=int(work.get('recordcount', 10000)),
             consistency=str(work.get('consistency', 'ONE')).upper(),
-            load=load, **cluster)
+            load=load, until=until, **cluster)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(str(exc))
     if scenario.slo_ms <= 0 or scenario.size < 1 or scenario.recordcount < 1:

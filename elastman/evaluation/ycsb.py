@@ -367,6 +367,13 @@ class Runner:
                 proc.kill()
                 proc.wait()
 
+    def end_phase(self) -> None:
+        """End the running phase now; the next one starts as planned."""
+        with self._lock:
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+
     @property
     def stopped(self) -> bool:
         return self._stopped.is_set()
