@@ -79,10 +79,24 @@ def test_policy_and_config_defaults():
     ({'colour': 1, 'phases': [{'minutes': 1, 'target': 5}]}, 'unknown'),
     ({'cluster': {'size': 9}, 'phases': [{'minutes': 1, 'target': 5}]},
      'bounds'),
+    ({'phases': [{'minutes': 1, 'target': 5, 'until': 'rain'}]}, 'until'),
+    ({'phases': [{'minutes': 2, 'target': [5, 9], 'until': 'scale_in'}]},
+     'ramp'),
 ])
 def test_invalid(doc, match):
     with pytest.raises(live_scenario.ScenarioError, match=match):
         live_scenario.parse_scenario(doc)
+
+
+def test_see_it_scale_waits_for_the_scalings():
+    s = live_scenario.load_scenario(os.path.join(REPO, 'scenarios',
+                                                 'see-it-scale.yaml'))
+    assert s.until == {'high': 'scale_out', 'low': 'scale_in'}
+    policy = s.scaling_policy()
+    assert (s.size, policy['min_size'], policy['max_size']) == (2, 2, 3)
+    assert s.network == '127.0.90.0/25' and s.replication_factor == 2
+    # at most 15 minutes of phases
+    assert s.duration_s <= 15 * 60
 
 
 @pytest.mark.parametrize('name', ['smoke.yaml', 'paper.yaml', 'ramp.yaml'])
