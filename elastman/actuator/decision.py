@@ -1,6 +1,6 @@
 """The elasticity controller's decision: how many VMs of which flavour to add
-or remove this control period (seed 000, Ch. 3; node choice after seed 002,
-Ch. 6).
+or remove this control period (OnlineElastMan; the choice of node to remove
+after the Augmentation Engine).
 
 :func:`decide` is a pure function of the policy, the cluster's state and the
 per-VM capacity estimates (each carrying the VM's predicted load ``w_x``, its

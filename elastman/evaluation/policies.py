@@ -13,7 +13,7 @@ interference index.
 * ``target``: target tracking like the Kubernetes HPA (CPU target, 10%
   tolerance, 5-minute scale-down stabilisation).
 * ``elastman-noprediction`` / ``elastman`` (with :data:`TUNED`) and
-  ``elastman-paper`` (seed 000's rule, with prediction): the real decision
+  ``elastman-paper`` (OnlineElastMan's rule, with prediction): the real decision
   (:func:`elastman.actuator.decision.decide`), the real online capacity model
   (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
   ``elastman``, the real forecaster ensemble

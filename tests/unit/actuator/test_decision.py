@@ -1,4 +1,4 @@
-"""Decision logic against hand-computed cases (seed 000 Ch. 3 rules + bounds)."""
+"""Decision logic against hand-computed cases (OnlineElastMan rules + bounds)."""
 import json
 import math
 from types import SimpleNamespace
@@ -337,7 +337,7 @@ def test_policy_validation():
     assert ScalingPolicy.from_dict(p.to_dict()) == p and p.floor == 3
 
 
-# -- options beyond the paper (defaults keep seed 000's rule) -----------------
+# -- options beyond the paper (defaults keep OnlineElastMan's rule) ---------
 
 def test_defaults_and_the_paper_rule():
     p = ScalingPolicy()
