@@ -84,6 +84,9 @@ sys.exit(here != os.path.realpath('$REPO/elastman'))" 2>/dev/null
 }
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] || ! editable_here; then
     log "installing python requirements into $VENV"
+    # a build's egg-info in the tree (setup.py, pip wheel) would shadow the
+    # installed metadata, entry points included, for code run from here
+    rm -rf "$REPO/elastman.egg-info"
     "$VENV/bin/pip" install -q --upgrade pip
     "$VENV/bin/pip" install -q -c "$REPO/upper-constraints.txt" \
         -r "$REPO/requirements.txt" -r "$REPO/test-requirements.txt"
