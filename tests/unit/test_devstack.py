@@ -10,8 +10,8 @@ import pytest
 
 import elastman.conf
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
 PLUGIN = os.path.join(ROOT, 'devstack', 'plugin.sh')
 SETTINGS = os.path.join(ROOT, 'devstack', 'settings')
 

@@ -1,3 +1,6 @@
+"""Fixtures shared by the unit tests: the global configuration, parsed
+with no files and a state_path of the test's own.
+"""
 import pytest
 
 from elastman.common import config as em_config
