@@ -24,11 +24,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from elastman.capacity import capacity as cap  # noqa: E402
-from elastman.capacity import model as model_mod  # noqa: E402
-from elastman.capacity import serialization as ser  # noqa: E402
 from elastman.capacity.grid import CellGrid  # noqa: E402
+from elastman.capacity import model as model_mod  # noqa: E402
 from elastman.capacity.params import ModelParams  # noqa: E402
 from elastman.capacity.registry import ModelRegistry  # noqa: E402
+from elastman.capacity import serialization as ser  # noqa: E402
 
 GRAN = {'read_rate': 100, 'write_rate': 100, 'data_size': 512}
 

@@ -35,7 +35,8 @@ FORECAST_METRICS = workload.LOAD_KEYS
 
 def _sample_load(row: dict) -> dict[str, Any]:
     """The keys of a stored sample the decision reads: load, sizes, and the
-    SLO metrics (the monitor keeps the queue-inclusive one in ``extra``)."""
+    SLO metrics (the monitor keeps the queue-inclusive one in ``extra``).
+    """
     out = {k: v for k, v in row.items()
            if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')
            or k.endswith('_p99_ms')}
@@ -86,7 +87,8 @@ class Controller:
 
     def _interference(self, nodes: list[dict], now: float) -> dict[str, float]:
         """Each node's interference index from the latest report of its
-        compute host's agent (nodes without a recent report are left out)."""
+        compute host's agent (nodes without a recent report are left out).
+        """
         reports: dict[str, dict] = {}
         found = {}
         for node in nodes:
@@ -154,7 +156,8 @@ class Controller:
     def _rounds(self, policy: policy_mod.ScalingPolicy,
                 recent: dict[str, list[dict]]) -> list[guard_mod.Round]:
         """The guard's view: per monitor round (newest first), each node's
-        measured SLO metric."""
+        measured SLO metric.
+        """
         by_ts: dict[Any, dict[str, float]] = {}
         for node, rows in recent.items():
             for row in rows:
@@ -219,7 +222,8 @@ class Controller:
     def guard(self, cluster: dict, now: float | None = None,
               record: bool = True) -> decision_mod.Decision | None:
         """The guard's decision on the newest samples; None while the latency
-        is green or the band has not lasted (nothing is recorded then)."""
+        is green or the band has not lasted (nothing is recorded then).
+        """
         now = time.time() if now is None else now
         cluster_id = cluster['id']
         policy = self.policy_of(cluster)
@@ -259,7 +263,8 @@ class Controller:
 
     def _last_guard_level(self, cluster_id) -> float | None:
         """The severity at the guard's last scale-out, while its cool-down
-        may still run."""
+        may still run.
+        """
         for row in self.store.actions.decisions(cluster_id, limit=20):
             record = row.get('record') or {}
             if record.get('trigger') == 'guard' and row['action'] != 'none':

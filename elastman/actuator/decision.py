@@ -230,7 +230,8 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
 
 def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
     """Per-flavour violators, sum of (w-c)/c and the raw out/in counts
-    (``mean_capacity`` is the mean target ``(1 - headroom) c_x``)."""
+    (``mean_capacity`` is the mean target ``(1 - headroom) c_x``).
+    """
     out: dict[str, FlavorNumbers] = {}
     caps: dict[str, list[float]] = {}
     for t in terms:
@@ -296,7 +297,8 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
                            count: int) -> list[str]:
     """Up to ``count`` nodes of ``flavor``: non-seeds first, then least
     capacity (or most interference, per ``policy.remove_by``); a seed only
-    while another seed stays in the cluster."""
+    while another seed stays in the cluster.
+    """
     def key(n: NodeInfo) -> tuple:
         cap = terms[n.node_id].capacity if n.node_id in terms else math.inf
         cap = cap if math.isfinite(cap) else math.inf
@@ -426,8 +428,8 @@ def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Dec
     d.deficit = sum(out_excess(policy, f) * f.mean_capacity for f in triggered
                     if math.isfinite(f.mean_capacity))
     main = max(triggered, key=lambda f: (f.out_raw, f.flavor))
-    if len(triggered) == 1 and (not policy.flavor_costs or
-                                list(policy.flavor_costs) == [main.flavor]):
+    if len(triggered) == 1 and (not policy.flavor_costs
+                                or list(policy.flavor_costs) == [main.flavor]):
         flavor, want, why = main.flavor, main.out_raw, ''
     else:
         flavor, want, why = choose_flavor(policy, d.flavors, d.deficit, main.flavor)

@@ -39,8 +39,8 @@ from __future__ import annotations
 import datetime
 import re
 import time
-import uuid
 from typing import Callable
+import uuid
 
 from oslo_log import log as logging
 
@@ -96,7 +96,8 @@ def failure_code(exc: BaseException) -> str:
 
 def lease_name(cluster_id) -> str:
     """The store lease whose holder alone acts on a cluster (an actuator, or
-    ``elastman-manage local-cluster`` when none runs)."""
+    ``elastman-manage local-cluster`` when none runs).
+    """
     return 'actuator/%s' % cluster_id
 
 
@@ -126,7 +127,8 @@ class ActionExecutor:
                  | None = None, holder: str | None = None,
                  lease_ttl: int = 90) -> None:
         """``holder``: the lease holder name this executor acts for (None:
-        the caller alone acts on the cluster and no lease is checked)."""
+        the caller alone acts on the cluster and no lease is checked).
+        """
         self.conf = conf
         self.opts = conf.actuator
         self.store = store
@@ -161,7 +163,8 @@ class ActionExecutor:
         """Fail now if the first node that answers refuses the cluster's
         credentials (JMX through nodetool; CQL when the cluster has
         credentials or TLS). Nodes that do not answer are skipped: that is
-        not a question of credentials."""
+        not a question of credentials.
+        """
         access = self._access(action['cluster_id'])
         for node in serving_nodes(self.store.nodes.list(
                 action['cluster_id'])):
@@ -207,7 +210,8 @@ class ActionExecutor:
     def _hold_lease(self, action: dict, force: bool = False) -> None:
         """Renew the cluster's lease (at most every few seconds unless
         ``force``); LeaseLost when another holder has it or the store cannot
-        say."""
+        say.
+        """
         if self.holder is None:
             return
         cluster_id = str(action['cluster_id'])
@@ -369,7 +373,8 @@ class ActionExecutor:
 
     def _replace_mode(self, dead: dict, flavor: str) -> tuple[str, str]:
         """'replace' when a new server of ``flavor`` can take over the dead
-        node's tokens, else 'removenode' and why."""
+        node's tokens, else 'removenode' and why.
+        """
         if not self.driver.supports_replace:
             return 'removenode', ('the %s compute driver cannot boot a '
                                   'replacement' % self.driver.name)
@@ -381,7 +386,8 @@ class ActionExecutor:
 
     def _removenode(self, action: dict, result: dict) -> None:
         """Drop the dead node from the ring through a live peer, or wait for
-        the removal an earlier (crashed) run started to finish."""
+        the removal an earlier (crashed) run started to finish.
+        """
         address = result['plan']['dead_address']
         deadline = time.monotonic() + self.opts.decommission_timeout
         while True:
@@ -413,7 +419,8 @@ class ActionExecutor:
 
     def _live_ring(self, action: dict) -> tuple:
         """nodetool on the first live node that answers, and its ring by
-        address."""
+        address.
+        """
         last_error = None
         for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
             tool = self._tool(action['cluster_id'], node)
@@ -433,7 +440,8 @@ class ActionExecutor:
     def _create(self, action: dict, result: dict) -> None:
         """Add the planned servers one at a time: Cassandra bootstraps one
         node at a time (a second concurrent bootstrap exits), so each new
-        node must be UN before the next server is created."""
+        node must be UN before the next server is created.
+        """
         plan = result['plan']
         cluster = self.store.clusters.get(action['cluster_id'])
         servers = self._tagged(action)  # adopt what a crashed run created
@@ -463,7 +471,8 @@ class ActionExecutor:
     def _register(self, action: dict, plan: dict,
                   server: compute.Server) -> None:
         """Wait for the server to be ACTIVE and record its node as JOINING
-        (a node already recorded keeps its state)."""
+        (a node already recorded keeps its state).
+        """
         server = self.driver.wait_for_state(
             server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
         try:
@@ -517,7 +526,8 @@ class ActionExecutor:
 
     def _is_up_normal(self, cluster_id, node: dict) -> bool:
         """True once the node is UN and, for a cluster with credentials or
-        TLS, accepts a CQL login with them; AccessDenied when it refuses."""
+        TLS, accepts a CQL login with them; AccessDenied when it refuses.
+        """
         try:
             ring = self._tool(cluster_id, node).status()
         except nodetool_mod.NodetoolAccessDenied:
@@ -579,7 +589,8 @@ class ActionExecutor:
     def _decommission_node(self, action: dict, node: dict) -> None:
         """Decommission ``node``, or wait for the decommission an earlier
         (crashed) actuator started: Cassandra refuses a second one while
-        the node is leaving."""
+        the node is leaving.
+        """
         node_id = node['node_id']
         tool = self._tool(action['cluster_id'], node)
 
@@ -620,7 +631,8 @@ class ActionExecutor:
         """Whether a decommission Cassandra refused for want of nodes for
         some keyspace's replication factor (a small cluster: its system
         keyspaces replicate 3 times) may be forced: only when the nodes left
-        still hold the policy's replication factor of the data."""
+        still hold the policy's replication factor of the data.
+        """
         if 'forceful decommission' not in str(exc):
             return False
         cluster = self.store.clusters.get(action['cluster_id'])
@@ -643,7 +655,8 @@ class ActionExecutor:
 
     def _delete_removed(self, action: dict, result: dict) -> None:
         """Delete the servers of decommissioned (and replaced dead) nodes,
-        then their node rows."""
+        then their node rows.
+        """
         plan = result['plan']
         for node_id in plan['remove'] + plan.get('dead', []):
             try:

@@ -39,7 +39,8 @@ GREEN, YELLOW, RED = 'green', 'yellow', 'red'
 @dataclasses.dataclass
 class Round:
     """One monitor interval: each serving VM's measured SLO metric (ms) and,
-    where known, the cluster's own p99."""
+    where known, the cluster's own p99.
+    """
 
     at: float
     p99: Mapping[str, float]
@@ -107,7 +108,8 @@ def assess(policy: ScalingPolicy, rounds: Sequence[Round]) -> Assessment:
 def severity(policy: ScalingPolicy, rnd: Round) -> float:
     """The measured metric, relative to the SLO, that the hottest ``alpha +
     1`` VMs (or the cluster) reach: what must keep rising for the guard to
-    act again during a cool-down."""
+    act again during a cool-down.
+    """
     values = sorted((v for v in rnd.p99.values() if math.isfinite(v)),
                     reverse=True)
     k = int(math.floor(policy.alpha))

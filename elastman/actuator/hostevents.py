@@ -8,8 +8,8 @@ monitor's samples and its capacity model, which is how it reacts.
 """
 from __future__ import annotations
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 LOG = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import threading
 import time
 import uuid
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.actuator import backoff
 from elastman.actuator import controller as controller_mod
@@ -239,7 +239,8 @@ class ActuatorManager(manager.Manager):
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until the actions started so far are done (for tools and
-        tests)."""
+        tests).
+        """
         with self._lock:
             pending = list(self._running.values())
         futures.wait(pending, timeout=timeout)
@@ -248,7 +249,8 @@ class ActuatorManager(manager.Manager):
     def scale(self, ctxt, cluster_id: str, count: int,
               flavor: str | None = None, action_id: str | None = None) -> None:
         """A journalled PENDING request from the API (1.1): act on it now
-        rather than at the next round."""
+        rather than at the next round.
+        """
         try:
             cluster = self.store.clusters.get(uuid.UUID(str(cluster_id)))
         except (ValueError, exception.NotFound):

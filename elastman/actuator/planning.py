@@ -19,8 +19,8 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from elastman.actuator import decision as dec
-from elastman.actuator import workload
 from elastman.actuator.policy import ScalingPolicy
+from elastman.actuator import workload
 from elastman.capacity import capacity as cap_mod
 
 #: Joins remembered per flavour to learn how long one takes.
@@ -36,7 +36,8 @@ def observed_load(current: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
 def planned_load(forecast_peak: Mapping[str, float] | None,
                  observed: Mapping[str, float]) -> dict[str, float]:
     """The larger of the forecast's peak and the load served now, per load
-    key: a forecast that lags a rising load must not remove a node."""
+    key: a forecast that lags a rising load must not remove a node.
+    """
     if not forecast_peak:
         return dict(observed)
     return {k: max(float(forecast_peak.get(k, 0.0)), float(observed.get(k, 0.0)))
@@ -46,7 +47,8 @@ def planned_load(forecast_peak: Mapping[str, float] | None,
 def join_time(durations: Sequence[float], default: float) -> float:
     """How long a scale-out takes from request to serving, learnt from the
     newest joins (their largest, so that the horizon covers a slow one);
-    ``default`` until there is one."""
+    ``default`` until there is one.
+    """
     recent = [d for d in list(durations)[-JOIN_MEMORY:] if d > 0 and math.isfinite(d)]
     return max(recent) if recent else float(default)
 
@@ -55,7 +57,8 @@ def horizon_s(policy: ScalingPolicy, join_s: float, busy_s: float = 0.0) -> floa
     """How far ahead to plan: a scale-out decided at the next period serves
     after ``join_s``, and the one after it (one action in flight at a time)
     no sooner than ``busy_s + join_s``; until then, what this one adds must
-    carry the load."""
+    carry the load.
+    """
     return policy.control_period_s + busy_s + join_s
 
 
@@ -156,14 +159,16 @@ def guard_estimates(policy: ScalingPolicy, registry: Any,
                     flavors: Mapping[str, str] | None = None,
                     measured: Mapping[str, float] | None = None) -> dict[str, Any]:
     """Capacity estimates for the load measured now, disposed by the
-    measured latency: they size the guard's step."""
+    measured latency: they size the guard's step.
+    """
     estimates = estimates_for(registry, current, flavors) if registry is not None else {}
     return disposed(policy, estimates, current, measured)
 
 
 class JoinClock:
     """The durations of a cluster's past scale-outs, per flavour: until the
-    new nodes served (joined) and until the action ended (cleanup done)."""
+    new nodes served (joined) and until the action ended (cleanup done).
+    """
 
     def __init__(self) -> None:
         self._joined: dict[str, collections.deque] = collections.defaultdict(

@@ -67,7 +67,8 @@ _SECONDS = _number(0, 86400)
 @dataclasses.dataclass(frozen=True)
 class ScalingPolicy:
     """How elastman scales one cluster (each field's ``doc`` says what it
-    does; ``help()`` of :func:`describe_fields` lists them)."""
+    does; ``help()`` of :func:`describe_fields` lists them).
+    """
 
     slo_metric: str = _field(DEFAULT_SLO_METRIC, {'enum': list(SLO_METRICS)},
                              'the latency metric the SLO is on')
@@ -253,7 +254,8 @@ def defaults() -> dict[str, Any]:
 
 def json_schema() -> dict[str, Any]:
     """The JSON schema of a policy document: one property per field, each
-    with its range, default and description."""
+    with its range, default and description.
+    """
     props = {}
     for f in dataclasses.fields(ScalingPolicy):
         s = dict(f.metadata['schema'])

@@ -48,7 +48,8 @@ def estimate_capacities(registry: Any, per_vm: Mapping[str, Mapping[str, Any]]
                         ) -> dict[str, Any]:
     """``registry.capacity(node, workload)`` for every VM (a
     :class:`~elastman.capacity.registry.ModelRegistry`); a VM the
-    registry does not know is left out (the decision treats it as unknown)."""
+    registry does not know is left out (the decision treats it as unknown).
+    """
     out = {}
     for node, workload in per_vm.items():
         try:

@@ -149,7 +149,8 @@ def _coerce(schema: dict, value):
 
 def validate(schema: dict, body):
     """Raise a 400 APIError naming the first violation; else return the
-    body with integers as ints."""
+    body with integers as ints.
+    """
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
@@ -186,7 +187,8 @@ OPENAPI_COMPONENTS = {'ClusterCreate': CLUSTER_CREATE,
 def write_openapi_components(path: str) -> list[str]:
     """Rewrite the request-body components of the OpenAPI document at
     ``path`` from the schemas above (the rest of the file is kept as it is);
-    returns the names of the components that changed."""
+    returns the names of the components that changed.
+    """
     import yaml
 
     with open(path) as f:

@@ -92,7 +92,8 @@ def _reach(model: model_mod.FittedModel, direction: np.ndarray) -> float:
 def _one_class(model: model_mod.FittedModel, w: np.ndarray, fixed: np.ndarray,
                direction: np.ndarray, load: float) -> CapacityEstimate:
     """Bounds from monotonicity: met at p => met below p; violated at p =>
-    violated above p (more load, bigger requests, more interference)."""
+    violated above p (more load, bigger requests, more interference).
+    """
     half = model.granularity / 2
     mask = model.load_mask
     pts = model.points
@@ -151,7 +152,8 @@ def seen_load(model: model_mod.FittedModel, w: Sequence[float]) -> float:
 
 def capacity(model: model_mod.FittedModel, w: Sequence[float]) -> CapacityEstimate:
     """Capacity of ``model`` along the ray through workload point ``w``,
-    with ``seen`` (:func:`seen_load`)."""
+    with ``seen`` (:func:`seen_load`).
+    """
     w = np.asarray(w, dtype=np.float64)
     if w.shape != model.load_mask.shape:
         raise ValueError('workload point has %d coordinates, model has %d'

@@ -11,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from typing import Any
+from typing import Mapping
+from typing import Sequence
 import warnings
-from typing import Any, Mapping, Sequence
 
 import numpy as np
 from oslo_log import log as logging
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC, LinearSVC
+from sklearn.svm import LinearSVC
+from sklearn.svm import SVC
 
 from elastman.capacity.params import ModelParams
 
@@ -89,7 +92,8 @@ class FittedModel:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """+1 (met) / -1 (violated) for rows of ``x``; one-class models answer
-        their class, an empty model raises."""
+        their class, an empty model raises.
+        """
         x = np.atleast_2d(np.asarray(x, dtype=np.float64))
         if self.kind == SVM:
             return np.where(self.decision(x) >= 0, 1, -1)

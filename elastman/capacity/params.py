@@ -1,5 +1,6 @@
 """Parameters of the capacity model (defaults in [trainer], overridable per
-cluster policy)."""
+cluster policy).
+"""
 from __future__ import annotations
 
 import dataclasses

@@ -15,7 +15,10 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
+from typing import Iterable
+from typing import Mapping
+from typing import Sequence
 
 from oslo_log import log as logging
 
@@ -23,9 +26,10 @@ from elastman.capacity import capacity as cap_mod
 from elastman.capacity import features as feat_mod
 from elastman.capacity import grid as grid_mod
 from elastman.capacity import model as model_mod
-from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
-from elastman.capacity.validation import InvalidSample, check_sample
+from elastman.capacity import serialization as ser
+from elastman.capacity.validation import check_sample
+from elastman.capacity.validation import InvalidSample
 
 LOG = logging.getLogger(__name__)
 
@@ -320,7 +324,8 @@ class ModelRegistry:
     def import_flavor_model(self, doc: Mapping[str, Any],
                             flavor: str | None = None) -> ModelUpdate:
         """Seed a flavour with an exported model (kept until this cluster's
-        own cells give a two-class model)."""
+        own cells give a two-class model).
+        """
         model, meta = ser.model_from_dict(doc)
         if list(model.features) != list(self.params.features):
             raise ValueError('model features %s do not match this cluster (%s)'

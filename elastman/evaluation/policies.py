@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Sequence
+from typing import Any
+from typing import Sequence
 
 import numpy as np
 from oslo_log import log as logging
@@ -34,13 +35,20 @@ from oslo_log import log as logging
 from elastman.actuator import decision as dec
 from elastman.actuator import guard as guard_mod
 from elastman.actuator import planning
-from elastman.actuator.policy import MAX_NODES, PAPER_RULE, ScalingPolicy
+from elastman.actuator.policy import MAX_NODES
+from elastman.actuator.policy import PAPER_RULE
+from elastman.actuator.policy import ScalingPolicy
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
 from elastman.evaluation import oracle as oracle_mod
 from elastman.evaluation import priors
+from elastman.evaluation.simulator import Action
+from elastman.evaluation.simulator import Flavor
+from elastman.evaluation.simulator import JOINING
+from elastman.evaluation.simulator import SERVING
+from elastman.evaluation.simulator import SimCluster
+from elastman.evaluation.simulator import SimConfig
 from elastman.evaluation import traces as tr
-from elastman.evaluation.simulator import JOINING, SERVING, Action, Flavor, SimCluster, SimConfig
 from elastman.predictor.ensemble import Ensemble
 
 LOG = logging.getLogger(__name__)
@@ -98,7 +106,8 @@ class Policy:
     @staticmethod
     def youngest(sim: SimCluster, n: int) -> list[int]:
         """The ``n`` most recently created serving non-seed VMs (a Senlin
-        YOUNGEST_FIRST deletion policy; Kubernetes removes the newest too)."""
+        YOUNGEST_FIRST deletion policy; Kubernetes removes the newest too).
+        """
         slots = sim.serving_slots()
         slots = slots[~sim.seed_flag[slots]]
         order = np.argsort(-sim.ordinal[slots], kind='stable')
@@ -157,7 +166,8 @@ class Reactive(Policy):
 
 class TargetTracking(Policy):
     """HPA: desired = ceil(n * cpu / target) outside a 10% tolerance;
-    scale-down takes the highest recommendation of the last 5 minutes."""
+    scale-down takes the highest recommendation of the last 5 minutes.
+    """
 
     name = 'target'
     period_s = 60.0
@@ -304,7 +314,8 @@ class Elastman(Policy):
 
     def _clock_joins(self, sim: SimCluster) -> None:
         """How long the scale-outs took, as the actuator learns it from its
-        journal: from the decision until every new VM serves."""
+        journal: from the decision until every new VM serves.
+        """
         pending = []
         for t0, flavor, ordinals, joined in self.joining:
             slots = [sim.slot_of.get(k) for k in ordinals]

@@ -31,7 +31,8 @@ PRIOR_TRACE, PRIOR_NODES, PRIOR_SEED = 'paper', 20, 1000
 def flavor_prior(cfg: sim_mod.SimConfig, flavor: sim_mod.Flavor,
                  params: ModelParams) -> dict[str, Any] | None:
     """The exported flavour model of the other cluster (None if it learnt no
-    boundary)."""
+    boundary).
+    """
     doc = _learn(_key(cfg), _key(flavor), json.dumps(params.to_dict(), sort_keys=True))
     return json.loads(doc) if doc else None
 

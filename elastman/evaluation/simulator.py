@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
+from typing import Sequence
 import zlib
-from typing import Any, Sequence
 
 import numpy as np
 
-from elastman.evaluation.traces import Hardware, Trace
+from elastman.evaluation.traces import Hardware
+from elastman.evaluation.traces import Trace
 
 JOINING, SERVING, LEAVING, GONE = 1, 2, 3, 0
 BLOCK = 1024
@@ -385,7 +387,8 @@ class SimCluster:
 
 def aggregate_p99(p99: np.ndarray, weight: np.ndarray, iters: int = 24) -> float:
     """99th percentile of a mixture of exponential tails ``P(L > x) =
-    0.01^(x / p99_i)`` weighted by ``weight`` (bisection in log space)."""
+    0.01^(x / p99_i)`` weighted by ``weight`` (bisection in log space).
+    """
     if p99.size == 0:
         return math.inf
     lo, hi = math.log(float(p99.min())), math.log(float(p99.max()))

@@ -79,7 +79,8 @@ class Trace:
 
     def to_csv(self, path: str) -> None:
         """Client reads/s and writes/s per step, in the format of
-        ``elastman-manage forecast-eval`` (``minute,reads,writes``)."""
+        ``elastman-manage forecast-eval`` (``minute,reads,writes``).
+        """
         with open(path, 'w') as f:
             f.write('minute,reads,writes\n')
             for i, (r, w) in enumerate(zip(self.reads, self.writes)):
@@ -97,7 +98,8 @@ def paper_shape(seed: int = 0) -> Shape:
     """Six hours like OnlineElastMan, Fig. 3.14: a flat warm-up (0-40 min), a rise
     (40-90), a sharp fall (90-100), then two more rounds of rise and fall of
     other scales (150-220, 220-360); read share and request size change by
-    phase as in the YCSB configuration of Table 3.1."""
+    phase as in the YCSB configuration of Table 3.1.
+    """
     m = 360
     load = _piecewise([(0, .30), (40, .30), (90, 1.0), (100, .32), (150, .32), (185, .75),
                        (220, .30), (270, .55), (300, .90), (330, .50), (360, .30)], m)
@@ -110,7 +112,8 @@ def paper_shape(seed: int = 0) -> Shape:
 def weekly_shape(seed: int = 0, days: int = 7) -> Shape:
     """Diurnal (peak mid-afternoon, trough 35% at 04:00) and weekly (weekend
     70%) pattern with three flash crowds (+50-80% within 10 min, decaying over
-    1-2 h), a read share that follows the day and request sizes of 1-3 KB."""
+    1-2 h), a read share that follows the day and request sizes of 1-3 KB.
+    """
     rng = np.random.default_rng(seed)
     m = days * 1440
     t = np.arange(m) / 1440.0                                  # days
@@ -143,7 +146,8 @@ def ramp_shape(minutes: int = 360, low: float = 0.3, start: int = 60,
 def campaign_shape(seed: int = 0) -> Shape:
     """A marketing campaign: an hour flat at 20%, a slow linear rise to the
     peak over 10 hours, 2 hours at the peak, a fall to 30% within an hour,
-    an hour flat (15 h)."""
+    an hour flat (15 h).
+    """
     m = 900
     load = _piecewise([(0, .20), (60, .20), (660, 1.0), (780, 1.0), (840, .30),
                        (900, .30)], m)
@@ -153,7 +157,8 @@ def campaign_shape(seed: int = 0) -> Shape:
 def steps_shape(seed: int = 0) -> Shape:
     """Ten plateaus of 48 minutes at levels between 30% and 100% that jump
     up and down at once (up to +45%), with autocorrelated noise of about 6%
-    around each level (8 h)."""
+    around each level (8 h).
+    """
     rng = np.random.default_rng([int(seed), 21])
     levels = [.30, .60, .45, .90, .50, 1.0, .70, .35, .80, .40]
     m = 48 * len(levels)
@@ -169,7 +174,8 @@ def steps_shape(seed: int = 0) -> Shape:
 def flash_shape(seed: int = 0) -> Shape:
     """A flash crowd: 35% with a slow drift, at 2 h a rise to the peak
     within 5 minutes, 20 minutes there, an exponential decay (1 h); a second
-    crowd to about 70% within 3 minutes at 4.5 h (6 h)."""
+    crowd to about 70% within 3 minutes at 4.5 h (6 h).
+    """
     m = 360
     k = np.arange(m)
     load = 0.35 + 0.03 * np.sin(2 * np.pi * k / 240)
@@ -186,7 +192,8 @@ def flash_shape(seed: int = 0) -> Shape:
 def seasonal_shape(seed: int = 0) -> Shape:
     """A week from Monday 00:00 with weekday/weekend seasonality: weekdays
     peak at 11:00 and 20:00 (trough 30% at 04:00); Saturday and Sunday are
-    lower (peak about 55%) and peak once, in the evening (7 days)."""
+    lower (peak about 55%) and peak once, in the evening (7 days).
+    """
     m = 7 * 1440
     t = np.arange(m) / 1440.0
     hour = (t % 1.0) * 24
@@ -209,7 +216,8 @@ def mix_shape(seed: int = 0) -> Shape:
     100% over 8 h): the read share falls from 95% to 70% at 2.5 h and the
     request size grows from 1 KB to 8 KB at 5 h, each within 2 minutes.
     Each change raises the work per request (by about 12% and 13%), so the
-    VMs needed jump without a change of the request rate."""
+    VMs needed jump without a change of the request rate.
+    """
     m = 480
     load = _piecewise([(0, .85), (m, 1.0)], m)
     rf = _piecewise([(0, .95), (150, .95), (152, .70), (m, .70)], m)
@@ -232,7 +240,8 @@ DATA = 'data'
 
 def shipped_dir() -> str:
     """Where :func:`write_shipped` writes by default: the package's data
-    directory in a source checkout."""
+    directory in a source checkout.
+    """
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), DATA)
 
 
@@ -279,7 +288,8 @@ def node_ops_capacity(read_fraction: np.ndarray | float, size: np.ndarray | floa
 @dataclasses.dataclass(frozen=True)
 class Hardware:
     """Nominal VM (flavour factor 1.0): utilisation
-    ``u = (reads/read_cap + writes/write_cap + size/size_cap) / factor``."""
+    ``u = (reads/read_cap + writes/write_cap + size/size_cap) / factor``.
+    """
 
     read_cap: float = 2000.0
     write_cap: float = 4000.0
@@ -290,7 +300,8 @@ class Hardware:
 def load(name_or_path: str, nodes: int, days: float | None = None, seed: int = 1,
          hw: Hardware = Hardware(), noise: float = 0.02) -> Trace:
     """Scale a shape so that its peak needs about ``nodes`` nominal VMs at
-    ``PEAK_UTILISATION``; tile or cut it to ``days``; add seeded noise."""
+    ``PEAK_UTILISATION``; tile or cut it to ``days``; add seeded noise.
+    """
     sh = shape(name_or_path)
     minutes = int(round(days * 1440)) if days else len(sh)
     reps = math.ceil(minutes / len(sh))

@@ -64,8 +64,8 @@ class Phase:
     distribution: str = 'uniform'
 
     def __post_init__(self) -> None:
-        total = (self.read_proportion + self.update_proportion +
-                 self.insert_proportion)
+        total = (self.read_proportion + self.update_proportion
+                 + self.insert_proportion)
         if min(self.read_proportion, self.update_proportion,
                self.insert_proportion) < 0 or total > 1.0 + 1e-9 or total <= 0:
             raise ValueError('phase %s: proportions must be >= 0 and sum to '
@@ -207,9 +207,9 @@ def classpath(target: Target) -> str:
 
 def properties(target: Target, phase: Phase) -> dict[str, str]:
     """The YCSB properties of one phase."""
-    scan = max(0.0, round(1.0 - phase.read_proportion -
-                          phase.update_proportion -
-                          phase.insert_proportion, 6))
+    scan = max(0.0, round(1.0 - phase.read_proportion
+                          - phase.update_proportion
+                          - phase.insert_proportion, 6))
     return {
         'workload': 'site.ycsb.workloads.CoreWorkload',
         'table': target.table,
@@ -266,7 +266,8 @@ def write_properties(path: str, props: Mapping[str, str]) -> str:
 
 def ensure_schema(target: Target, fieldcount: int) -> None:
     """Create the keyspace and the table (key + ``fieldcount`` blob columns)
-    if they do not exist; add missing field columns if they do."""
+    if they do not exist; add missing field columns if they do.
+    """
     from cassandra.cluster import Cluster
 
     from cassandra.policies import RoundRobinPolicy
@@ -382,7 +383,8 @@ class Runner:
             on_status: Callable[[Phase, float, dict], None] | None = None,
             extra: Mapping[str, str] | None = None) -> PhaseResult:
         """Run one phase to its end; ``on_status(phase, wall_time, status)``
-        is called for every status line."""
+        is called for every status line.
+        """
         if self.stopped:
             raise YcsbError('the runner was stopped')
         props = properties(self.target, phase)
@@ -433,7 +435,8 @@ class Runner:
 
     def load(self, phase: Phase) -> PhaseResult:
         """Insert ``recordcount`` records (the phase gives size, threads and
-        target)."""
+        target).
+        """
         ensure_schema(self.target, phase.fieldcount)
         return self.run(phase, mode='load')
 
@@ -441,7 +444,8 @@ class Runner:
 def write_results(results: Iterable[PhaseResult], csv_path: str,
                   json_path: str | None = None) -> None:
     """Per-phase results as CSV (one row a phase) and, optionally, JSON
-    (with the full parsed report and the status intervals)."""
+    (with the full parsed report and the status intervals).
+    """
     results = list(results)
     with open(csv_path, 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=RESULT_FIELDS)

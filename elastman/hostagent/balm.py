@@ -383,12 +383,13 @@ class BalmController:
                        ) -> Generator[None, None, tuple[Evaluation, float]]:
         """Move batches src->dst until the colour is in ``goal``, no pages
         are left or ``max_batches`` moved; returns (evaluation, bytes moved).
-        A batch that turns another node red is moved back."""
+        A batch that turns another node red is moved back.
+        """
         limit = self.cfg.max_batches if max_batches is None else max_batches
         batches = 0
         total = 0.0
-        while batches < limit and (max_batches is not None or
-                                   ev.colour not in goal):
+        while batches < limit and (max_batches is not None
+                                   or ev.colour not in goal):
             before = ev
             moved = self.platform.migrate(vm, src, dst, self.cfg.batch_bytes)
             if moved <= 0:
@@ -414,7 +415,8 @@ class BalmController:
     def _reclaim_step(self) -> Generator[None, None, bool]:
         """One checked step back towards MBA 100 and BWAP weights.
 
-        Returns False when the step had to be undone (or nothing to do)."""
+        Returns False when the step had to be undone (or nothing to do).
+        """
         for vm in sorted(self.best_effort, key=self.platform.get_mba):
             old = self.platform.get_mba(vm)
             if old < 100 and self.cfg.mode in ('balm', 'mba'):

@@ -27,7 +27,8 @@ def canonical_weights(bw: Mapping[int, Mapping[int, float]],
 def with_dwp(weights: Mapping[int, float], workers: Iterable[int],
              dwp: float) -> dict[int, float]:
     """Move a fraction ``dwp`` of the non-worker weight onto the workers,
-    keeping the relative weights inside each set."""
+    keeping the relative weights inside each set.
+    """
     workers = set(workers)
     dwp = min(max(dwp, 0.0), 1.0)
     w_sum = sum(v for n, v in weights.items() if n in workers)

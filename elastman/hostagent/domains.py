@@ -198,8 +198,8 @@ class DomainRegistry:
             return list(self._domains.values())
 
     def running(self, vm_class: str | None = None) -> list[Domain]:
-        return [d for d in self.all() if d.running and
-                (vm_class is None or d.vm_class == vm_class)]
+        return [d for d in self.all() if d.running
+                and (vm_class is None or d.vm_class == vm_class)]
 
 
 def list_libvirt_domains(conn) -> list[Domain]:

@@ -13,8 +13,8 @@ import queue
 import threading
 import time
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.common import manager
 from elastman.hostagent import balm
@@ -35,7 +35,8 @@ def socket_path(group) -> str:
 
 class HostAgentManager(manager.Manager):
     """RPC API 1.0: status, list_domains, get_domain, push_latency,
-    controller_status."""
+    controller_status.
+    """
 
     WORKER = 'hostagent'
     target = messaging.Target(version='1.0')

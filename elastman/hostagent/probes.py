@@ -25,7 +25,8 @@ class Probe:
     def collect(self, vms: dict[str, str]) -> list[tuple[str, float, float]]:
         """(vm uuid, time, latency ms) samples since the last call.
 
-        ``vms`` maps uuid -> name of the latency-critical VMs."""
+        ``vms`` maps uuid -> name of the latency-critical VMs.
+        """
         return []
 
 

@@ -173,8 +173,8 @@ class SimulatedHost(Platform):
             total = sum(be.pages.values()) or 1.0
             attempts[name] = (rate, {n: be.pages.get(n, 0.0) / total
                                      for n in nodes})
-        demand = {n: lc_demand[n] + extra[n] +
-                  sum(r * w[n] for r, w in attempts.values()) for n in nodes}
+        demand = {n: lc_demand[n] + extra[n]
+                  + sum(r * w[n] for r, w in attempts.values()) for n in nodes}
         for name, (rate, w) in attempts.items():
             be = self.bes[name]
             scale = 1.0
@@ -188,8 +188,8 @@ class SimulatedHost(Platform):
             got = rate * scale
             self.be_rate[name] = got
             self._node_traffic[name] = {n: got * w[n] for n in nodes}
-        served = {n: lc_demand[n] + extra[n] +
-                  sum(tr[n] for tr in self._node_traffic.values())
+        served = {n: lc_demand[n] + extra[n]
+                  + sum(tr[n] for tr in self._node_traffic.values())
                   for n in nodes}
         for n in nodes:
             self.utilisation[n] = served[n] / cfg.node_gbs

@@ -31,7 +31,8 @@ CQL = 'cql'
 @dataclasses.dataclass
 class Reading:
     """Cumulative counters of one node; ``mono`` orders readings in time
-    (seconds on any clock that is the same for two readings of the node)."""
+    (seconds on any clock that is the same for two readings of the node).
+    """
 
     mono: float
     source: str                                  # a source name, or 'cql'

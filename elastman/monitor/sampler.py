@@ -78,7 +78,8 @@ def compute(cluster_id: uuid.UUID, node_id: str, ts: datetime.datetime,
 def _fill_from_gauges(sample: dict, gauges: dict[str, float] | None,
                       reads: int, writes: int) -> None:
     """Take what the histograms left open from the source's own gauges,
-    for the kinds of request the interval had (as a histogram would)."""
+    for the kinds of request the interval had (as a histogram would).
+    """
     for key, value in (gauges or {}).items():
         if key not in METRIC_KEYS or key.endswith('_per_s') or \
                 sample[key] is not None or value is None:

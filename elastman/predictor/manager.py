@@ -15,14 +15,14 @@ import math
 import threading
 import time
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.common import context
 from elastman.common import exception
-from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
+from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor import history as history_mod
 
@@ -51,7 +51,8 @@ class PredictorManager(manager.Manager):
     @property
     def horizon_steps(self) -> int:
         """Steps covering the next control period plus a node's join time,
-        so the actuator can act before the load arrives."""
+        so the actuator can act before the load arrives.
+        """
         need = self.conf.actuator.control_period + \
             self.conf.actuator.join_timeout
         return max(self.conf.predictor.horizon,

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import textwrap
 
-from keystoneauth1 import session as ks_session
 from keystoneauth1.identity import v3
+from keystoneauth1 import session as ks_session
 from keystoneclient.v3 import client as ks_client
 import requests
 

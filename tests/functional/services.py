@@ -1,5 +1,6 @@
 """Real services for the functional tests: a Cassandra store node and a
-RabbitMQ vhost. Each helper cleans up what it started."""
+RabbitMQ vhost. Each helper cleans up what it started.
+"""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """Separate elastman processes over a real RabbitMQ, and the commands an
-operator runs: db sync, elastman-all, clean SIGTERM shutdown."""
+operator runs: db sync, elastman-all, clean SIGTERM shutdown.
+"""
 import json
 import signal
 import subprocess
@@ -9,8 +10,8 @@ import urllib.request
 
 from elastman.common import context
 from elastman.common import rpc
-from elastman.hostagent import manager as hostagent_manager
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
+from elastman.hostagent import manager as hostagent_manager
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services
@@ -36,8 +37,8 @@ class _Process:
         return ''.join(self.lines)
 
     def wait_for_line(self, text, timeout=60):
-        services.wait_for(lambda: text in self.output or
-                          self.popen.poll() is not None, timeout=timeout)
+        services.wait_for(lambda: text in self.output
+                          or self.popen.poll() is not None, timeout=timeout)
         assert text in self.output, self.output
 
     def terminate(self, timeout=60):

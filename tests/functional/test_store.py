@@ -90,8 +90,8 @@ def test_samples_have_ttl_and_come_back_newest_first(store, keyspace_conf):
     assert store.samples.for_node(cid, 'n1', limit=1)[0]['reads_per_s'] \
         == 102.0
     ttl = store.session.execute(
-        'SELECT TTL(reads_per_s) AS t FROM ' + keyspace_conf.store.keyspace +
-        '.samples WHERE cluster_id = %s '
+        'SELECT TTL(reads_per_s) AS t FROM ' + keyspace_conf.store.keyspace
+        + '.samples WHERE cluster_id = %s '
         'AND node_id = %s LIMIT 1', (cid, 'n1')).one()['t']
     assert 0 < ttl <= keyspace_conf.store.sample_ttl
     store.samples.add_cluster_workload(cid, t0, 10.0, 5.0, 3, 3)

@@ -1,5 +1,6 @@
 """The devstack plugin: syntax, shellcheck, and its phases run in a scratch
-directory with devstack's functions stubbed (they record their calls)."""
+directory with devstack's functions stubbed (they record their calls).
+"""
 import configparser
 import os
 import shutil

@@ -11,8 +11,8 @@ from typing import Optional, Tuple
 import numpy as np
 from statsmodels.tsa.arima.model import ARIMA
 
-from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
+from elastman.predictor.forecasters.base import ForecastError
 
 
 class ArimaForecaster(Forecaster):

@@ -17,8 +17,8 @@ from typing import Any, Dict, Optional
 import numpy as np
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
-from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
+from elastman.predictor.forecasters.base import ForecastError
 
 _ALIGN = 8  # values remembered to find the new points in the next window
 _MAX_NEW = 64  # more new points than this: re-filter the whole window

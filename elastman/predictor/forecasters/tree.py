@@ -10,8 +10,8 @@ and rolls forward one step at a time for longer horizons.
 import numpy as np
 from sklearn.tree import DecisionTreeRegressor
 
-from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
+from elastman.predictor.forecasters.base import ForecastError
 
 
 class RegressionTreeForecaster(Forecaster):

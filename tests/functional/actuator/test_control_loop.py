@@ -74,7 +74,8 @@ class FakeNodetool:
 
 def _cluster(store, name, trend, now, vm, rng):
     """A 3-node cluster whose VMs were seen around their capacity and whose
-    total workload follows ``trend(minute)`` over the last three hours."""
+    total workload follows ``trend(minute)`` over the last three hours.
+    """
     cluster = store.clusters.create(
         'p', name, spec={'mode': 'managed', 'flavor': 'small'},
         policy={'min_size': 1, 'max_size': 10, 'flavors': ['small'],

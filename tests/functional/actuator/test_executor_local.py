@@ -41,10 +41,10 @@ SCALE_IN_KILLS = [('planned', 'planned'),
 # dies (as kill -9 would) when the action reaches the checkpoint argv[3]
 RUN_ACTION = """
 import os, sys, uuid
-from elastman.common import config
-from elastman import store as store_mod
-from elastman.compute import local
 from elastman.actuator import executor
+from elastman.common import config
+from elastman.compute import local
+from elastman import store as store_mod
 conf = config.parse_args(sys.argv[:1] + sys.argv[4:])
 store = store_mod.Store.open(conf)
 action = store.actions.get(uuid.UUID(sys.argv[1]), uuid.UUID(sys.argv[2]))
@@ -79,7 +79,8 @@ def _action(store, cluster, kind, **params):
 
 def kill_at_each_point(store, cluster, action, kills, config):
     """Run the action once per kill point in a new process that dies there;
-    each one resumes from the step the previous one journalled."""
+    each one resumes from the step the previous one journalled.
+    """
     for point, journalled in kills:
         run = subprocess.run(
             [sys.executable, '-c', RUN_ACTION, str(cluster['id']),

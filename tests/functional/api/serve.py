@@ -1,6 +1,7 @@
 """Serve the API in noauth mode on a throwaway store node until interrupted:
 ``python3 -m tests.functional.api.serve [port]`` (for schemathesis runs and
-trying the OSC plugin by hand)."""
+trying the OSC plugin by hand).
+"""
 import signal
 import sys
 import uuid

@@ -1,5 +1,6 @@
 """Runs heat_cases.py (Heat's template machinery) in its own process
-against this session's elastman API in noauth mode."""
+against this session's elastman API in noauth mode.
+"""
 import os
 import re
 import subprocess

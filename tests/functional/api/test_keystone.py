@@ -1,6 +1,7 @@
 """The API behind keystonemiddleware with a real Keystone: project isolation,
 reader/member/admin personas, 401 without a token, and the OSC plugin through
-the catalog."""
+the catalog.
+"""
 import json
 import os
 import subprocess

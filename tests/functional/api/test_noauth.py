@@ -1,5 +1,6 @@
 """The API on the real store in noauth mode: every resource, validation and
-paging; the OpenAPI document's schemas check every response."""
+paging; the OpenAPI document's schemas check every response.
+"""
 import uuid
 
 import pytest

@@ -1,6 +1,7 @@
 """The OSC plugin against the API in noauth mode (the embedded default):
 cluster and policy commands, and the decision, action and cluster views
-read by people, on records written as the actuator writes them."""
+read by people, on records written as the actuator writes them.
+"""
 import datetime
 import uuid
 

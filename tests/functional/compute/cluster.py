@@ -33,7 +33,8 @@ class LocalCluster:
                  flavors: list[str] | None = None, network: str = NETWORK,
                  jmx_base: int = JMX_BASE) -> None:
         """``flavors``, ``network`` and ``jmx_base`` let a test that runs
-        beside the shared cluster have its own addresses, ports and limits."""
+        beside the shared cluster have its own addresses, ports and limits.
+        """
         self.conf = conf
         self.size = size
         self.flavor = flavor
@@ -131,7 +132,8 @@ class LocalCluster:
 
 def acquire(conf, config) -> LocalCluster:
     """The shared cluster, started on first use and destroyed when the
-    pytest session ends (``config`` is pytest's config object)."""
+    pytest session ends (``config`` is pytest's config object).
+    """
     global _shared
     with _lock:
         if _shared is None:

@@ -1,7 +1,8 @@
 """``elastman-manage local-cluster`` against real Cassandra: create a one-node
 cluster (no actuator runs, so the command carries the action out itself),
 list it, refuse a second one of the same name, delete it, and find no
-process, directory, cgroup or store row left behind."""
+process, directory, cgroup or store row left behind.
+"""
 import os
 import subprocess
 import sys
@@ -22,7 +23,8 @@ CGROUP_ROOTS = ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup')
 @pytest.fixture
 def cloud(conf, tmp_path):
     """The local-cloud settings the command gets, and a driver on the same
-    state directory to look at (and, on failure, clean up) its servers."""
+    state directory to look at (and, on failure, clean up) its servers.
+    """
     settings = {'network': NETWORK, 'jmx_port_base': JMX_BASE,
                 'flavor': FLAVOR,
                 'cgroup_parent': 'elastman-test-%s' % uuid.uuid4().hex[:6]}

@@ -15,8 +15,8 @@ import subprocess
 import time
 import uuid
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import hookinstall

@@ -149,7 +149,8 @@ def _child(args, stop, ready, out, control) -> None:
 
 class PacedLoad:
     """Runs the load in a child process at high priority, so the client's
-    latencies are not inflated by the test process's own threads."""
+    latencies are not inflated by the test process's own threads.
+    """
 
     def __init__(self, contact_points: list[str], keyspace: str,
                  reads_per_s: float, writes_per_s: float,

@@ -1,5 +1,6 @@
 """The nova driver against a real Nova: API, scheduler, placement, conductor
-and two nova-compute hosts with the fake virt driver (tools/nova-lab)."""
+and two nova-compute hosts with the fake virt driver (tools/nova-lab).
+"""
 import uuid
 
 import pytest

@@ -142,7 +142,8 @@ class Step:
     @property
     def met(self) -> bool:
         """Every sample within the SLO: the step's cells are met at any
-        confidence (a step with samples on both sides is not a bound)."""
+        confidence (a step with samples on both sides is not a bound).
+        """
         p99 = self.p99
         return bool(p99) and all(v <= SLO_MS for v in p99)
 
@@ -171,7 +172,8 @@ def _log(msg: str) -> None:
 def _warm_up(mgr, node_row: dict) -> None:
     """Sample the node under a throwaway cluster id (so that the trainer never
     sees these samples) until JMX answers and the read p99 is well within the
-    SLO: a cold JVM on a small quota is slow for a minute or more."""
+    SLO: a cold JVM on a small quota is slow for a minute or more.
+    """
     warm_id = uuid.uuid4()
     deadline = time.monotonic() + WARMUP_MAX
     good = 0

@@ -1,5 +1,6 @@
 """The trainer worker against the real store: samples in, models out, and a
-restarted trainer resumes where the first one stopped."""
+restarted trainer resumes where the first one stopped.
+"""
 import datetime
 import math
 import time
@@ -9,8 +10,8 @@ import numpy as np
 from elastman.common import context
 from elastman.common import rpc
 from elastman.common import service
-from elastman.trainer import manager as trainer_manager
 from elastman.store import model_state as persistence
+from elastman.trainer import manager as trainer_manager
 from elastman.trainer import rpcapi as trainer_rpcapi
 from tests.unit.capacity import synthetic
 
@@ -19,7 +20,8 @@ T0 = datetime.datetime(2026, 11, 1, 12, 0, 0)
 
 def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
     """Store ``n`` samples of a random walk over the synthetic VM's space,
-    ``step`` s apart."""
+    ``step`` s apart.
+    """
     for i in range(n):
         share = rng.uniform(0.2, 0.9)
         size = rng.uniform(1024, 4096)
@@ -167,7 +169,8 @@ def _one_node_cluster(store):
 
 def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
     """[trainer] node_warmup: samples from a node's first seconds after its
-    row was created are skipped; earlier and later ones are learnt."""
+    row was created are skipped; earlier and later ones are learnt.
+    """
     conf.set_override('node_warmup', 100, 'trainer')
     try:
         cluster, cid = _one_node_cluster(store)
@@ -190,7 +193,8 @@ def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
 def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
         conf, store):
     """[trainer] action_settle: from an action's creation to ``settle`` s
-    after it ended (open-ended while it runs), samples are skipped."""
+    after it ended (open-ended while it runs), samples are skipped.
+    """
     conf.set_override('action_settle', 30, 'trainer')
     try:
         cluster, cid = _one_node_cluster(store)

@@ -1,6 +1,6 @@
 """Fixtures of the actuator unit tests."""
-import pytest
 from oslo_config import cfg
+import pytest
 
 import elastman.conf.actuator
 import elastman.conf.trainer

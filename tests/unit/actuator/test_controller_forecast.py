@@ -1,5 +1,6 @@
 """The load a decision is made for: the forecast's peak over the horizon,
-but never less than what the cluster serves now."""
+but never less than what the cluster serves now.
+"""
 import datetime
 
 import pytest

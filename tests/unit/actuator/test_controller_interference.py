@@ -1,5 +1,6 @@
 """The host agents' interference index reaches the decision: from the latest
-report of each node's compute host, when it is recent, else 0."""
+report of each node's compute host, when it is recent, else 0.
+"""
 import datetime
 
 from elastman.actuator import controller as controller_mod

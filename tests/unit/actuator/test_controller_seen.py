@@ -1,16 +1,17 @@
 """The trainer's ``seen`` reaches the controller's decision: from the cells,
 through the stored trainer state and the RPC answer, into ``c_x`` when the
-policy says ``extrapolation='lower'`` and the boundary lies beyond the data."""
+policy says ``extrapolation='lower'`` and the boundary lies beyond the data.
+"""
 import datetime
 
 import pytest
 
 from elastman.actuator import controller as controller_mod
 from elastman.capacity.params import ModelParams
-from elastman.common import exception
-from elastman.trainer import manager as trainer_manager
 from elastman.capacity import registry as model_registry
+from elastman.common import exception
 from elastman.store import model_state as persistence
+from elastman.trainer import manager as trainer_manager
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)

@@ -6,8 +6,10 @@ from types import SimpleNamespace
 import pytest
 
 from elastman.actuator import decision as dec
+from elastman.actuator.policy import InvalidPolicy
+from elastman.actuator.policy import PAPER_RULE
+from elastman.actuator.policy import ScalingPolicy
 from elastman.actuator import workload
-from elastman.actuator.policy import PAPER_RULE, InvalidPolicy, ScalingPolicy
 from elastman.capacity.capacity import CapacityEstimate
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry

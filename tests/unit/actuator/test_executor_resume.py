@@ -1,5 +1,6 @@
 """How the executor resumes a decommission a crashed actuator left behind,
-and where a test's fault hook may fire."""
+and where a test's fault hook may fire.
+"""
 import pytest
 
 from elastman.actuator import executor as executor_mod

@@ -1,5 +1,6 @@
 """An actuator that died after an action's end but before the cluster's
-state change must not leave the cluster SCALING forever."""
+state change must not leave the cluster SCALING forever.
+"""
 import pytest
 
 from elastman.actuator import manager as manager_mod

@@ -1,5 +1,6 @@
 """The planning loop's shared inputs: the load planned for, the per-VM
-estimates and the horizon learnt from past joins."""
+estimates and the horizon learnt from past joins.
+"""
 import math
 
 import pytest

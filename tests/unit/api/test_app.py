@@ -1,5 +1,6 @@
 """The application without a store: routing, JSON errors, validation and
-authorization that happen before any store access."""
+authorization that happen before any store access.
+"""
 import json
 
 from oslo_config import cfg
@@ -8,8 +9,8 @@ import webob
 
 from elastman.api import app
 from elastman.api import auth
-from elastman.api import schemas
 from elastman.api import errors
+from elastman.api import schemas
 import elastman.conf
 
 

@@ -1,5 +1,6 @@
 """The OpenAPI document and the implementation agree: the same routes, the
-same request-body schemas, and a valid OpenAPI 3.1 document."""
+same request-body schemas, and a valid OpenAPI 3.1 document.
+"""
 import json
 import re
 

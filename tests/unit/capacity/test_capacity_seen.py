@@ -1,5 +1,6 @@
 """``seen``: how far along a ray a model has data (the box of its training
-cells, met and violated), hand-computed."""
+cells, met and violated), hand-computed.
+"""
 import math
 from types import SimpleNamespace
 
@@ -8,8 +9,8 @@ import pytest
 
 from elastman.capacity import capacity as cap
 from elastman.capacity import model
-from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
+from elastman.capacity import serialization as ser
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512})
 MASK = np.array([True, True, False])
@@ -35,7 +36,8 @@ def test_where_the_ray_leaves_the_box_of_cells():
 
 def test_violated_cells_count_as_data():
     """A boundary bracketed by met cells below and violated cells above it is
-    not an extrapolation: ``seen`` reaches past it."""
+    not an extrapolation: ``seen`` reaches past it.
+    """
     x = np.array([[150., 50., 768.], [350., 150., 768.], [750., 250., 768.],
                   [1550., 550., 768.], [1950., 650., 768.]])
     y = np.array([1, 1, 1, -1, -1])

@@ -3,10 +3,10 @@ import datetime
 
 import pytest
 
-from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
-from elastman.trainer import manager as trainer_manager
 from elastman.capacity.registry import ModelRegistry
+from elastman.capacity import serialization as ser
+from elastman.trainer import manager as trainer_manager
 from tests.unit.capacity import synthetic as syn
 
 P = ModelParams(granularity={'read_rate': 250, 'write_rate': 250, 'data_size': 512},

@@ -67,7 +67,8 @@ def test_rbf_kernel_accuracy_after_30_minute_walk():
     Met and violated cells fade alike here: with ``keep_violated`` (the
     default) the violated cells' full weight pulls the curved boundary
     inwards along some directions (by 17% on this walk): conservative,
-    not a better fit."""
+    not a better fit.
+    """
     vm = syn.SyntheticVM(seed=0)
     reg = ModelRegistry('c1', PARAMS.replace(kernel='rbf', svm_c=30.0,
                                              keep_violated=False))
@@ -94,7 +95,8 @@ def test_follows_a_30_percent_drop_within_three_update_periods():
     """At t=1800 s an interfering neighbour cuts R, W and S by 30%. Measured
     along the workload's own recent points (what the actuator asks), the
     estimate is then >= 40% too high; three refits later it is within 10% of
-    the new truth."""
+    the new truth.
+    """
     vm, reg = syn.SyntheticVM(seed=0), _registry()
     walk = syn.RandomWalk(vm, seed=1)
     _run(reg, vm, walk, 0, 1800)
@@ -113,7 +115,8 @@ def test_follows_a_30_percent_drop_within_three_update_periods():
 
 def test_drop_is_visible_before_adaptation():
     """Control for the test above: the model fitted just before the drop is
-    far off the new truth."""
+    far off the new truth.
+    """
     vm, reg = syn.SyntheticVM(seed=0), _registry()
     walk = syn.RandomWalk(vm, seed=1)
     _run(reg, vm, walk, 0, 1800)

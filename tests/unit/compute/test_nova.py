@@ -38,7 +38,8 @@ FLAVORS = [sdk_flavor.Flavor.existing(id='f1', name='m1.tiny', vcpus=1,
 
 class FakeCompute:
     """conn.compute: records calls; ``fail`` maps a method to exceptions
-    raised (in order) before it succeeds."""
+    raised (in order) before it succeeds.
+    """
 
     def __init__(self):
         self.calls = []

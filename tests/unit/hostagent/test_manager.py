@@ -1,8 +1,8 @@
 """HostAgentManager without libvirt: state dir confinement and RPC methods."""
 from __future__ import annotations
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import fsguard

@@ -79,7 +79,8 @@ def test_paper_like_shape_mape_at_most_4_6_percent():
 def _ramp_then_drop(seed: int) -> np.ndarray:
     """Issue 6's live ramp at 20 s steps: training levels, a rise to
     2,700 reads/s, a plateau, then a step down to 270 held for 7 minutes
-    (3% noise)."""
+    (3% noise).
+    """
     rng = np.random.default_rng(seed)
     levels = [(2, 0), (1, 130), (1, 270), (1, 650), (2, 1080), (1, 1420)]
     levels += [(1, 1350 + 300 * i) for i in range(5)] + [(3, 2700), (7, 270)]

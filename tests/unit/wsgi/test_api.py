@@ -14,9 +14,9 @@ import textwrap
 
 CHILD = textwrap.dedent('''
     import json, sys
-    import webob
-    from elastman.wsgi import api
     from elastman import store as em_store
+    from elastman.wsgi import api
+    import webob
     calls = []
     real_open = em_store.Store.open
     def counting_open(conf, *a, **kw):

@@ -8,7 +8,7 @@ so a nova-compute can be restarted.
 """
 from oslo_config import cfg
 
-from nova.virt import fake
+from nova.virt import fake  # noqa: I202  (after cfg, as nova expects)
 
 CONF = cfg.CONF
 CONF.register_opts([cfg.IntOpt('vcpus', default=2),
