@@ -70,7 +70,8 @@ def write_config(path: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
 
 def make_conf(path: str) -> cfg.ConfigOpts:
     """A private ConfigOpts with every elastman option, read from ``path``
-    (the harness's own view of the store and the local cloud)."""
+    (the harness's own view of the store and the local cloud).
+    """
     import importlib
     import pkgutil
 
@@ -140,9 +141,9 @@ class Harness:
 
     def start_store(self) -> None:
         from elastman.cassandra import node as cassandra_node
+        from elastman import store as em_store
         from elastman.store import connection
         from elastman.store import schema
-        from elastman import store as em_store
 
         spec = cassandra_node.NodeSpec(
             name='eval-store', base_dir=os.path.join(self.state, 'store'),
@@ -175,7 +176,8 @@ class Harness:
 
     def create_cluster(self) -> None:
         """A managed cluster in the store plus a journalled 'create'
-        request: the actuator of elastman-all creates its nodes."""
+        request: the actuator of elastman-all creates its nodes.
+        """
         s = self.scenario
         spec = {'mode': 'managed', 'flavor': s.flavor, 'image': 'local',
                 'size': s.size, 'cql_port': 9042, 'jmx_port': 7199}
@@ -215,7 +217,8 @@ class Harness:
 
     def check_elastman(self) -> None:
         """Restart elastman-all if it died (it resumes from the journal),
-        up to ``MAX_RESTARTS`` times."""
+        up to ``MAX_RESTARTS`` times.
+        """
         if self.elastman is None or self.elastman.poll() is None:
             return
         if self.restarts >= MAX_RESTARTS:
@@ -259,8 +262,9 @@ class Harness:
         return serving, len(nodes)
 
     def check_until(self) -> None:
-        """End the running phase once the action it waits for (its
-        ``until``) has completed since it began."""
+        """End the running phase once an action of the kind it waits for
+        (its ``until``), started during the phase, has completed.
+        """
         with self.lock:
             current = self.current
         if current is None:
@@ -271,8 +275,9 @@ class Harness:
             return
         for action in self.store.actions.list(self.cluster_id, limit=20):
             done = action.get('updated_at')
+            begun = rec.epoch(action.get('created_at')) or 0.0
             if (action['kind'] == event and action['state'] == 'SUCCEEDED'
-                    and done is not None and rec.epoch(done) >= started):
+                    and done is not None and begun >= started):
                 self.ended_early.add(phase.name)
                 self.echo('%s done at %.1f min: phase %s ends here' % (
                     event, (rec.epoch(done) - self.t0) / scen.MINUTE,

@@ -1,6 +1,7 @@
 """Records of a live evaluation: per-minute series, decisions with their
 forecasts and models, actions, the summary and the figure (OnlineElastMan,
-Figs. 3.14/3.15)."""
+Figs. 3.14/3.15).
+"""
 from __future__ import annotations
 
 import csv
@@ -81,6 +82,9 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
     """One row per minute since ``t0``: workload, nodes, latency, actions."""
     plan = schedule(scenario)
     end = max([t0 + scenario.duration_s] + [b for _, b, _ in windows])
+    if scenario.until and windows:
+        # phases that end on an event: the run is as long as they were
+        end = max(b for _, b, _ in windows)
     minutes = int(math.ceil((end - t0) / MINUTE - 1e-9))
     rows = []
     for m in range(minutes):
@@ -100,8 +104,8 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
                           if s['ops']['READ'].get('count')), default=None)
         node_states = [(n, t) for w, n, t in polls if a <= w < b]
         minute_samples = [s for s in samples
-                          if a <= (epoch(s['ts']) or 0) < b and
-                          s.get('up') is not False]
+                          if a <= (epoch(s['ts']) or 0) < b
+                          and s.get('up') is not False]
         srv = _server_latency(minute_samples)
         acts = []
         for act in actions:
@@ -129,7 +133,8 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
 def _server_latency(samples: list[dict]) -> dict[str, Any]:
     """Per-minute server view from node samples: the cluster's request
     rates (node rates averaged over the minute's samples and summed) and the
-    read p99 (reads-weighted mean and max over the nodes' samples)."""
+    read p99 (reads-weighted mean and max over the nodes' samples).
+    """
     by_node: dict[str, list[dict]] = {}
     for s in samples:
         by_node.setdefault(s['node_id'], []).append(s)
@@ -190,8 +195,8 @@ def decision_rows(t0: float, decisions: list[dict]) -> list[dict[str, Any]]:
         fc = inputs.get('forecast') or {}
         at = epoch(d['ts'])
         ages = []
-        row = {'time': datetime.datetime.fromtimestamp(
-                   at, datetime.timezone.utc).strftime('%H:%M:%S'),
+        clock = datetime.datetime.fromtimestamp(at, datetime.timezone.utc)
+        row = {'time': clock.strftime('%H:%M:%S'),
                'minute': round((at - t0) / MINUTE, 2),
                'kind': rec.get('kind') or d.get('action'),
                'count': rec.get('count'), 'flavor': rec.get('flavor'),
@@ -227,7 +232,8 @@ def decision_rows(t0: float, decisions: list[dict]) -> list[dict[str, Any]]:
 
 def _vm_numbers(vm: Mapping[str, Any]) -> str:
     """``node:load/target/capacity`` of one VM in a decision (req/s; the
-    target is the capacity less the headroom, what the load is held to)."""
+    target is the capacity less the headroom, what the load is held to).
+    """
     def number(key: str) -> str:
         value = vm.get(key)
         if value is None or not math.isfinite(float(value)):
@@ -252,11 +258,11 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
         'scenario': scenario.name, 'slo_ms': scenario.slo_ms,
         'minutes': len(rows),
         'violation_minutes': sum(r['violation'] for r in rows),
-        'violation_pct': 100.0 * sum(r['violation'] for r in rows) /
-        max(len(measured), 1),
+        'violation_pct': (100.0 * sum(r['violation'] for r in rows)
+                          / max(len(measured), 1)),
         'client_violation_minutes': sum(
-            1 for r in rows if (r['client_read_p99_ms'] or 0) >
-            scenario.slo_ms),
+            1 for r in rows
+            if (r['client_read_p99_ms'] or 0) > scenario.slo_ms),
         'vm_hours': node_minutes / 60.0,
         'min_nodes': min((r['nodes'] for r in rows
                           if r['nodes'] is not None), default=None),
@@ -297,8 +303,8 @@ def plot(path: str, scenario: Scenario, rows, actions) -> None:
                ls='--', lw=1, label='YCSB target')
     ax[0].plot(t, [r['client_ops'] for r in rows], color='black', lw=1.2,
                label='client ops/s')
-    ax[0].plot(t, [(r['server_reads_per_s'] or 0) +
-                   (r['server_writes_per_s'] or 0) for r in rows],
+    ax[0].plot(t, [(r['server_reads_per_s'] or 0)
+                   + (r['server_writes_per_s'] or 0) for r in rows],
                color='tab:blue', lw=0.9, label='served (monitor)')
     ax[0].set_ylabel('ops/s')
     ax[0].legend(fontsize=8, loc='upper left')

@@ -4,9 +4,9 @@ A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
 policy and elastman settings for the run, and the YCSB phases: each with a
 duration, a target throughput (or a ``[from, to]`` ramp in steps), a
 read/update mix and a record size, as in OnlineElastMan, Table 3.1. A phase
-with ``until: scale_out`` (or ``scale_in``) ends as soon as the cluster has
-completed such an action since the phase began; its duration is then the
-most it may last.
+with ``until: scale_out`` (or ``scale_in``) ends as soon as such an action,
+started during the phase, has completed; its duration is then the most it
+may last.
 """
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ class Scenario:
 
     def scaling_policy(self) -> dict[str, Any]:
         """What the API would store: its defaults, the evaluation's, then
-        the scenario's."""
+        the scenario's.
+        """
         policy = dict(schemas.POLICY_DEFAULTS)
         policy.update(DEFAULT_POLICY, slo_threshold_ms=self.slo_ms,
                       flavors=[self.flavor])
@@ -82,7 +83,8 @@ class Scenario:
     def held_static(self) -> 'Scenario':
         """The same run with the cluster held at its initial size: the
         baseline an elastic run is compared with. elastman still samples,
-        trains, forecasts and records its decisions (a dry run)."""
+        trains, forecasts and records its decisions (a dry run).
+        """
         policy = dict(self.policy, min_size=self.size, max_size=self.size,
                       dry_run=True)
         return dataclasses.replace(self, name='%s-static' % self.name,
