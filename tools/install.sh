@@ -91,6 +91,9 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] || ! editable_here; then
     "$VENV/bin/pip" install -q -c "$REPO/upper-constraints.txt" \
         -r "$REPO/requirements.txt" -r "$REPO/test-requirements.txt"
     "$VENV/bin/pip" install -q --no-deps -e "$REPO"
+    # tox runs pep8, docs, releasenotes, genpolicy and genconfig in
+    # environments of its own (tox.ini); it is not a test requirement
+    "$VENV/bin/pip" install -q 'tox>=4'
     echo "$REQ_HASH" > "$STAMP"
 else
     log "python requirements up to date"
