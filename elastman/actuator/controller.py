@@ -54,7 +54,8 @@ class Controller:
 
     def policy_of(self, cluster: dict) -> policy_mod.ScalingPolicy:
         """The cluster's policy; the SLO it does not set is the one the
-        trainer's models use ([trainer] slo_metric, slo_threshold_ms)."""
+        trainer's models use ([trainer] slo_metric, slo_threshold_ms).
+        """
         t = self.conf.trainer
         return policy_mod.ScalingPolicy.for_cluster(cluster, defaults={
             'slo_metric': t.slo_metric, 'slo_threshold_ms': t.slo_threshold_ms})

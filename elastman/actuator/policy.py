@@ -199,7 +199,8 @@ class ScalingPolicy:
                     defaults: Mapping[str, Any] | None = None) -> 'ScalingPolicy':
         """The policy a cluster row carries (as the API stores it); a field
         it lacks takes ``defaults`` (e.g. the deployment's [trainer] SLO,
-        which the capacity model then uses too), else the class default."""
+        which the capacity model then uses too), else the class default.
+        """
         stored = dict(cluster.get('policy') or {})
         names = set(field_names())
         values = {k: v for k, v in dict(defaults or {}).items() if k in names}

@@ -29,7 +29,8 @@ Point = tuple[float, float]
 
 def pareto(points: Iterable[Point]) -> np.ndarray:
     """The Pareto-efficient points (cost, violation), sorted by cost: each
-    one violates strictly less than every cheaper one."""
+    one violates strictly less than every cheaper one.
+    """
     pts = np.asarray(sorted((float(c), float(v)) for c, v in points), dtype=float)
     if not len(pts) or not np.isfinite(pts).all():
         raise ValueError('a frontier needs finite points, got %r' % (pts.tolist(),))
@@ -85,7 +86,8 @@ def lies_below(lower: Iterable[Point], upper: Iterable[Point], low: float = LOW,
                high: float = HIGH, levels: int = LEVELS, strict: bool = True) -> bool:
     """Does the frontier of ``lower`` violate less than that of ``upper`` at
     every cost level in [low, high]? With ``strict=False``: no more at any
-    level and less at one at least."""
+    level and less at one at least.
+    """
     c = compare({'lower': lower, 'upper': upper}, low, high, levels)
     a, b = c.values['lower'], c.values['upper']
     if strict:

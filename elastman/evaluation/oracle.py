@@ -43,7 +43,10 @@ import math
 
 import numpy as np
 
-from elastman.evaluation.simulator import JOINING, LEAVING, SERVING, SimCluster
+from elastman.evaluation.simulator import JOINING
+from elastman.evaluation.simulator import LEAVING
+from elastman.evaluation.simulator import SERVING
+from elastman.evaluation.simulator import SimCluster
 
 _LN01 = math.log(0.01)
 # three-point Gauss-Hermite rule for E[h(e)], e ~ N(0, 1)
@@ -127,7 +130,8 @@ class Planner:
         ``g``: token weights (VMs); ``f``: capacity factors and ``present``
         (serving) per VM and minute; ``x``, ``s``: per minute, the load in
         units of a nominal VM and the mean request size over the size
-        capacity."""
+        capacity.
+        """
         rho = self.cfg.rho
         w = g[:, None] * present
         share = w / np.maximum(w.sum(axis=0), 1e-12)
@@ -151,7 +155,8 @@ class Planner:
         and does it stay so when any one VM's noises are ``spike`` standard
         deviations up? (A VM that holds more than about 1% of the reads
         breaks the cluster's p99 on its own: the mean and variance miss
-        such rare jumps.)"""
+        such rare jumps.)
+        """
         mean, var, part = self.tail(g, f, present, x, s)
         ok = mean + self.z * np.sqrt(var) <= 0.01
         rho = self.cfg.rho
@@ -212,7 +217,8 @@ class Planner:
         unsafe on its own: it leaves so as to be gone when the episode
         starts (when that is already too late, it stays and the scale-out
         covers it). Plans the departures in ``cur``; returns the rows to
-        remove now."""
+        remove now.
+        """
         sim, cfg = self.sim, self.cfg
         f = self._factors(cur, times)
         _, _, part = self.tail(cur.g, f, cur.present, x, s)
@@ -247,7 +253,8 @@ class Planner:
         longer a run (then it waits: the same VMs, billed a minute less). Every
         start is re-checked with the cleanup its join causes (a join slows the
         VMs already there), and the minutes that cleanup makes unsafe are
-        planned the same way."""
+        planned the same way.
+        """
         sim, cfg = self.sim, self.cfg
         up = min(self.lead, len(minutes))
         k0 = sim.next_ordinal
@@ -282,7 +289,8 @@ class Planner:
         """How many new VMs after the first ``k`` must start (they are created
         in order) so that enough of those that join in time (``in_time``)
         make minute ``j`` safe; None if they cannot. They have just joined,
-        so every VM is in cleanup."""
+        so every VM is in cleanup.
+        """
         avail = k + np.flatnonzero(in_time)
         if not avail.size:
             return None

@@ -425,7 +425,8 @@ class Elastman(Policy):
 
 class Oracle(Policy):
     """Knows the whole future: the trace, every VM's true capacity, join time
-    and interference episodes (:mod:`elastman.evaluation.oracle`)."""
+    and interference episodes (:mod:`elastman.evaluation.oracle`).
+    """
 
     name = 'oracle'
     period_s = 60.0

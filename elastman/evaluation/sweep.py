@@ -33,7 +33,8 @@ FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_min
 def settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
              ) -> list[tuple[str, float | None]]:
     """(policy, knob value) pairs: each policy over its sweep (or ``values``),
-    None for a policy without a knob. The oracle is always included."""
+    None for a policy without a knob. The oracle is always included.
+    """
     values = values or {}
     unknown = set(values) - set(names)
     if unknown:
@@ -169,7 +170,8 @@ def plot(path: str, rows: Sequence[dict[str, Any]], title: str) -> None:
 
 def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[str]:
     """Per trace and size: CSV and frontier plot; all rows; the frontiers at
-    the comparison levels. Returns the paths written."""
+    the comparison levels. Returns the paths written.
+    """
     os.makedirs(out, exist_ok=True)
     paths = [os.path.join(out, 'sweep.csv')]
     write_csv(paths[0], rows)

@@ -225,7 +225,8 @@ def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
 def test_a_new_cluster_starts_from_another_clusters_flavour_model(conf, store):
     """The prior: cluster B's first round imports the flavour model that
     cluster A learnt, so B's decisions have a boundary before B has seen
-    any violation."""
+    any violation.
+    """
     conf.set_override('update_period', 60, 'trainer')
     try:
         policy = {'slo_threshold_ms': synthetic.SLO_MS, 'slo_metric': 'read_p99_ms'}

@@ -9,7 +9,8 @@ import elastman.conf.trainer
 @pytest.fixture
 def conf():
     """A private ConfigOpts with the [actuator] options and the [trainer]
-    SLO the controller falls back on."""
+    SLO the controller falls back on.
+    """
     conf = cfg.ConfigOpts()
     elastman.conf.actuator.register_opts(conf)
     elastman.conf.trainer.register_opts(conf)

@@ -19,7 +19,8 @@ def _sim(cfg, name='flash', nodes=20, seed=1, size=20):
 
 def test_safe_is_the_simulators_p99_without_noise():
     """Without noise (and z = spike = 0) a minute is safe exactly when the
-    simulator's cluster p99 is under the SLO."""
+    simulator's cluster p99 is under the SLO.
+    """
     cfg = sm.SimConfig(latency_noise=0.0, size_noise=0.0)
     sim = _sim(cfg)
     plan = om.Planner(sim, z=0.0, spike=0.0)
@@ -88,7 +89,8 @@ def test_no_violation_minute_even_with_frequent_interference(name):
     """Ten times the default interference: the oracle plans for every
     episode (replacing a VM before its episode or growing around it) and has
     no violation minute, at fewer VM-hours than target tracking, which cannot
-    see them and violates; a replaced VM is gone before its episode starts."""
+    see them and violates; a replaced VM is gone before its episode starts.
+    """
     cfg = sm.SimConfig(interference_per_day=1.0)
     trace = tr.load(name, 20, None, 1, cfg.hardware)
     oracle = _Recording()
