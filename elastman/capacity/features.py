@@ -100,7 +100,8 @@ class DataSize(Feature):
 
 class InterferenceIndex(Feature):
     """Interference index of the VM's host (Hubbub-Scale), reported by the
-    host agent in the sample as ``interference_index`` (0 = none)."""
+    host agent in the sample as ``interference_index`` (0 = none).
+    """
 
     name = 'interference_index'
     unit = ''
@@ -113,7 +114,8 @@ class InterferenceIndex(Feature):
 
 def load_feature(name: str) -> Feature:
     """Instantiate the plug-in ``name`` of the ``elastman.features``
-    namespace (ConfigurationError if it cannot be loaded)."""
+    namespace (ConfigurationError if it cannot be loaded).
+    """
     return loader.driver(NAMESPACE, name, '[trainer] features')
 
 

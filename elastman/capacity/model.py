@@ -11,9 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-from typing import Any
-from typing import Mapping
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 import warnings
 
 import numpy as np

@@ -15,10 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-from typing import Any
-from typing import Iterable
-from typing import Mapping
-from typing import Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from oslo_log import log as logging
 

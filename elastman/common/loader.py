@@ -30,7 +30,8 @@ def _fail(option: str, namespace: str, name: str, cause: Any) -> exception.Confi
 def driver(namespace: str, name: str, option: str,
            invoke_args: Sequence[Any] = (), invoke: bool = True) -> Any:
     """The plug-in ``name``: an instance made with ``invoke_args``, or (with
-    ``invoke=False``) the class."""
+    ``invoke=False``) the class.
+    """
     try:
         manager = sd_driver.DriverManager(namespace, name, invoke_on_load=invoke,
                                           invoke_args=tuple(invoke_args))
@@ -42,7 +43,8 @@ def driver(namespace: str, name: str, option: str,
 def classes(namespace: str, option: str,
             names: Sequence[str] | None = None) -> dict[str, type]:
     """The plug-in classes of ``names`` in that order, or, with no names,
-    every plug-in of the namespace (by name)."""
+    every plug-in of the namespace (by name).
+    """
     if names:
         return {name: driver(namespace, name, option, invoke=False) for name in names}
     failed: list[tuple[str, Exception]] = []

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from oslo_log import log as logging

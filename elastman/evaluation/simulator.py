@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
-from typing import Sequence
+from typing import Any, Sequence
 import zlib
 
 import numpy as np

@@ -35,11 +35,10 @@ from typing import (
 import numpy as np
 from oslo_log import log as logging
 
-from elastman.common import exception
 from elastman.common import loader
-from elastman.predictor import history as history_mod
-from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor.forecasters.base import NotEnoughHistory
+from elastman.predictor.forecasters import NAMESPACE
+from elastman.predictor import history as history_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -95,7 +94,8 @@ class WeightedMajority:
 
     def penalise_errors(self, errors: Mapping[str, float]) -> List[str]:
         """Score the forecasters by their relative ``errors``; return who
-        missed."""
+        missed.
+        """
         missed = []
         known = [e for n, e in errors.items() if n in self.weights]
         # The paper's rule is "worse than the tolerance"; when every
@@ -359,7 +359,8 @@ def load_forecaster_classes(
 ) -> Dict[str, type]:
     """Forecaster classes from the ``elastman.forecasters`` namespace: those
     of ``names`` in that order, or all of them (ConfigurationError for one
-    that cannot be loaded)."""
+    that cannot be loaded).
+    """
     return loader.classes(NAMESPACE, '[predictor] forecasters', names)
 
 

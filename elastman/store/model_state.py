@@ -12,9 +12,9 @@ from typing import Any
 
 from oslo_log import log as logging
 
+from elastman.capacity import registry as model_registry
 from elastman.capacity import serialization
 from elastman.common import exception
-from elastman.capacity import registry as model_registry
 
 LOG = logging.getLogger(__name__)
 
@@ -78,7 +78,8 @@ def find_prior(store, flavor: str, features: list[str],
                clusters: list[dict], exclude: str) -> dict[str, Any] | None:
     """The newest flavour model of ``flavor`` that another cluster learnt
     with a boundary (two classes) on the same features: a new cluster's
-    prior. None if no other cluster has one."""
+    prior. None if no other cluster has one.
+    """
     best = None
     for cluster in clusters:
         cluster_id = str(cluster['id'])

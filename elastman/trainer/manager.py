@@ -14,18 +14,18 @@ import threading
 import time
 from typing import Any
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from elastman.capacity import params as params_mod
+from elastman.capacity import registry as model_registry
 from elastman.common import context
 from elastman.common import exception
-from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
+from elastman.common import timestamps
 from elastman.store import actions as actions_store
-from elastman.capacity import registry as model_registry
 from elastman.store import model_state as persistence
 
 LOG = logging.getLogger(__name__)
@@ -159,8 +159,8 @@ class TrainerManager(manager.Manager):
                 registry.unregister_node(node_id)
                 state.dirty = True
             for node_id, node in nodes.items():
-                registry.register_node(node_id, node.get('flavor') or
-                                       'default')
+                registry.register_node(node_id,
+                                       node.get('flavor') or 'default')
             state.dirty |= self._seed_priors(cluster_id, state)
             for node_id, node in nodes.items():
                 since = state.last_sample.get(node_id)
@@ -190,7 +190,8 @@ class TrainerManager(manager.Manager):
     def _seed_priors(self, cluster_id: str, state: _ClusterState) -> bool:
         """A flavour this cluster has no model of starts from the newest one
         another cluster learnt (kept until this cluster's own cells give a
-        two-class model); looked for once per flavour."""
+        two-class model); looked for once per flavour.
+        """
         registry, seeded = state.registry, False
         for flavor in sorted(set(registry.nodes.values())):
             if registry.flavor_model(flavor) is not None or \
@@ -224,7 +225,8 @@ class TrainerManager(manager.Manager):
 
     def _scaling_windows(self, cluster_id) -> list[tuple]:
         """``(start, end)`` of the cluster's recent actions, each extended
-        by ``action_settle`` s (``end`` None: still running)."""
+        by ``action_settle`` s (``end`` None: still running).
+        """
         settle = self.conf.trainer.action_settle
         if not settle:
             return []

@@ -163,7 +163,8 @@ class Drift(Persist):
 def test_forecasters_are_scored_over_the_horizon():
     """The regression tree of a live run rolled a flat low load up to five
     times its level over the actuator's horizon while its next step was
-    right; scoring the next step only kept choosing it."""
+    right; scoring the next step only kept choosing it.
+    """
     y = [100.0, 101.0] * 10
     for horizon, chosen in ((1, 'drift'), (4, 'persist')):
         e = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
