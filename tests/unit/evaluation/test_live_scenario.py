@@ -94,6 +94,7 @@ def test_see_it_scale_waits_for_the_scalings():
     assert s.until == {'high': 'scale_out', 'low': 'scale_in'}
     policy = s.scaling_policy()
     assert (s.size, policy['min_size'], policy['max_size']) == (2, 2, 3)
+    assert policy['replication_factor'] == 2      # the floor is 2 nodes
     assert s.network == '127.0.90.0/25' and s.replication_factor == 2
     # at most 15 minutes of phases
     assert s.duration_s <= 15 * 60
