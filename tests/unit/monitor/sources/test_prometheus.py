@@ -90,8 +90,8 @@ def conf():
 
 
 def _ok(result):
-    return Resp({'status': 'success', 'data': {'resultType': 'vector',
-                                                'result': result}})
+    return Resp({'status': 'success',
+                 'data': {'resultType': 'vector', 'result': result}})
 
 
 def test_a_reading_from_two_queries(conf):

@@ -1,7 +1,8 @@
 """Healing a dead node, backing off after failures, and stopping when the
 lease is lost: the executor and the actuator's round against in-memory
 stand-ins of the store, the compute driver and nodetool (the functional tests
-run the same paths on real Cassandra nodes)."""
+run the same paths on real Cassandra nodes).
+"""
 import datetime
 import uuid
 
@@ -14,7 +15,6 @@ from elastman.actuator import manager as manager_mod
 from elastman.actuator import policy as policy_mod
 from elastman.cassandra import nodetool
 from elastman.common import config
-from elastman.common import timestamps
 from elastman.compute import base as compute
 from tests.unit import memstore
 
@@ -388,7 +388,8 @@ def test_round_replaces_a_dead_node_once_and_records_why(conf):
 
 def test_failing_scale_out_backs_off_instead_of_churning(conf):
     """A scale-out that fails every time (no valid host) is tried at
-    periods 0, 1, 3, 7 of 12, not at every period."""
+    periods 0, 1, 3, 7 of 12, not at every period.
+    """
     conf.set_override('backoff_base', 60, 'actuator')
     store = memstore.MemStore()
     cluster = _cluster(store, policy={'control_period_s': 60,
