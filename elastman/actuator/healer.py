@@ -66,8 +66,8 @@ def heal_decision(policy: policy_mod.ScalingPolicy, nodes: list[dict],
         d.blocked_by = 'grace'
         return d
     d.kind, d.count, d.remove_nodes = REPLACE, 1, [node['node_id']]
-    d.reason = 'replace %s, beyond heal_grace_s=%g' % (what,
-                                                        policy.heal_grace_s)
+    d.reason = 'replace %s, beyond heal_grace_s=%g' % (
+        what, policy.heal_grace_s)
     if policy.dry_run:
         d.reason = 'recommended (dry-run): ' + d.reason
     elif not policy.auto_heal:

@@ -114,7 +114,8 @@ class ActuatorManager(manager.Manager):
 
     def handle_cluster(self, cluster: dict, now: float | None = None) -> None:
         """Resume an unfinished action, heal a dead node, or decide when the
-        period is due."""
+        period is due.
+        """
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
         if not self.store.leases.acquire(executor_mod.lease_name(cluster_id),
@@ -168,7 +169,8 @@ class ActuatorManager(manager.Manager):
               now: float) -> decision_mod.Decision | None:
         """Journal and start the replacement of a dead node when it is due
         (the decision that says so is recorded); the heal decision, which
-        does not act when only recommended, waiting or backing off."""
+        does not act when only recommended, waiting or backing off.
+        """
         heal = healer.heal_decision(policy,
                                     self.store.nodes.list(cluster['id']), now)
         if heal is None or not heal.acts:
@@ -191,7 +193,8 @@ class ActuatorManager(manager.Manager):
                heal: decision_mod.Decision | None) -> None:
         """Add what the healer waits for to a decision, and hold its action
         back while its kind backs off; the record the controller wrote (at
-        the decision's time) is replaced when either changed it."""
+        the decision's time) is replaced when either changed it.
+        """
         changed = False
         if heal is not None:
             result.notes.append(heal.reason)
@@ -205,7 +208,8 @@ class ActuatorManager(manager.Manager):
     def _hold_back(self, cluster: dict, result: decision_mod.Decision,
                    now: float) -> None:
         """Turn ``result`` into no action while its kind backs off after
-        failures (the record keeps what was wanted and why it waits)."""
+        failures (the record keeps what was wanted and why it waits).
+        """
         opts = self.conf.actuator
         if not opts.backoff_base:
             return
@@ -216,8 +220,8 @@ class ActuatorManager(manager.Manager):
         if hold is None:
             return
         result.inputs['backoff'] = hold.to_dict()
-        result.reason = 'no action: %s; wanted: %s' % (hold.describe(now),
-                                                        result.reason)
+        result.reason = 'no action: %s; wanted: %s' % (
+            hold.describe(now), result.reason)
         result.kind, result.blocked_by = decision_mod.NONE, 'backoff'
         LOG.info('cluster %s: %s', cluster['id'], result.reason)
 

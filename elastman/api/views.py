@@ -37,7 +37,8 @@ def endpoints(cluster: dict, nodes: list[dict]) -> list[str]:
 
 def security(spec: dict) -> dict:
     """Whether credentials are set and which connections use TLS; never
-    the credentials."""
+    the credentials.
+    """
     found = spec.get('security') or {}
     return {key: bool(found.get(key))
             for key in ('authentication', 'cql_tls', 'jmx_tls')}

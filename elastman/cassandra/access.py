@@ -27,7 +27,8 @@ TLS_KEYS = ('cql', 'jmx', 'ca_certificate', 'verify_hostname')
 
 class AccessDenied(exception.ElastmanException):
     """A node refused the cluster's credentials (or TLS failed): retrying
-    the same request will not help."""
+    the same request will not help.
+    """
 
     msg_fmt = '%(service)s at %(where)s refused %(who)s: %(reason)s'
 
@@ -50,7 +51,8 @@ class Access:
     @classmethod
     def from_document(cls, doc: dict | None) -> 'Access | None':
         """From the stored document ``{'credentials': {...}, 'tls': {...}}``
-        (None for no document)."""
+        (None for no document).
+        """
         if not doc:
             return None
         creds = doc.get('credentials') or {}
@@ -78,7 +80,8 @@ class Access:
     # -- CQL ---------------------------------------------------------------
     def fingerprint(self) -> str:
         """A digest that changes whenever anything here changes (sessions
-        opened with older settings are then replaced)."""
+        opened with older settings are then replaced).
+        """
         raw = repr((self.username, self.password, self.jmx_username,
                     self.jmx_password, self.cql_tls, self.jmx_tls,
                     self.ca_certificate, self.verify_hostname))
@@ -86,7 +89,8 @@ class Access:
 
     def ssl_context(self) -> ssl.SSLContext:
         """A client TLS context trusting ``ca_certificate`` (or the system's
-        CAs), checking host names when ``verify_hostname``."""
+        CAs), checking host names when ``verify_hostname``.
+        """
         if self.ca_certificate:
             context = ssl.create_default_context(cadata=self.ca_certificate)
         else:
@@ -96,7 +100,8 @@ class Access:
 
     def cql_options(self, address: str) -> dict[str, Any]:
         """Keyword arguments of ``cassandra.cluster.Cluster`` for a session
-        on the node at ``address``."""
+        on the node at ``address``.
+        """
         options: dict[str, Any] = {}
         if self.username:
             options['auth_provider'] = cql_auth.PlainTextAuthProvider(
@@ -118,7 +123,8 @@ def who(access: Access | None, jmx: bool = False) -> str:
 
 def denial(exc: BaseException) -> str | None:
     """Why ``exc`` (a driver or nodetool error) means the credentials or
-    TLS settings are wrong, or None when it may be transient."""
+    TLS settings are wrong, or None when it may be transient.
+    """
     text = str(exc)
     if isinstance(exc, cql_cluster.NoHostAvailable):
         reasons = [denial(e) for e in (exc.errors or {}).values()]
@@ -159,7 +165,8 @@ def _server_message(text: str) -> str:
 def check_cql(access: Access | None, address: str, port: int,
               timeout: float = 10.0) -> None:
     """Log in to one node over CQL and run a query; AccessDenied when the
-    node refuses the credentials or the TLS handshake fails."""
+    node refuses the credentials or the TLS handshake fails.
+    """
     cluster = cql_cluster.Cluster(
         contact_points=[address], port=port,
         load_balancing_policy=policies.WhiteListRoundRobinPolicy([address]),

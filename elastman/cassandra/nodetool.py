@@ -132,7 +132,8 @@ def parse_info(output: str) -> dict[str, str]:
 
 def error_message(output: str) -> str:
     """nodetool's own explanation, without the stack trace or the hint to
-    read ``nodetool help``."""
+    read ``nodetool help``.
+    """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     for line in lines:
         if line.lower().startswith('error:'):
@@ -177,7 +178,8 @@ class Nodetool:
     def command(self, *args: str, password_file: str | None = None
                 ) -> list[str]:
         """nodetool's argv; the password goes in ``password_file`` (see
-        :meth:`_password_file`), never on the command line."""
+        :meth:`_password_file`), never on the command line.
+        """
         jvm_flags = []
         if self.access is not None and self.access.jmx_tls:
             # what bin/nodetool's --ssl sets: NodeProbe reads ssl.enable
@@ -200,7 +202,8 @@ class Nodetool:
     @contextlib.contextmanager
     def _password_file(self):
         """A file only this user can read holding "user password", as
-        nodetool's -pwf reads it; removed afterwards."""
+        nodetool's -pwf reads it; removed afterwards.
+        """
         if not self.username:
             yield None
             return

@@ -102,7 +102,8 @@ _truststore_lock = threading.Lock()
 def truststore(conf, ca_pem: str) -> tuple[str, str]:
     """A PKCS12 trust store holding the certificates of ``ca_pem``, for a
     JVM's ``javax.net.ssl.trustStore``; (path, password). Made once per CA
-    with the JDK's keytool, in a directory only this user can read."""
+    with the JDK's keytool, in a directory only this user can read.
+    """
     certs = _PEM_CERT.findall(ca_pem)
     if not certs:
         raise exception.ConfigurationError(

@@ -108,7 +108,8 @@ class ComputeDriver(abc.ABC):
     @property
     def supports_replace(self) -> bool:
         """Whether a server created with ``REPLACE_ADDRESS`` in its metadata
-        boots Cassandra with ``replace_address_first_boot`` set to it."""
+        boots Cassandra with ``replace_address_first_boot`` set to it.
+        """
         return False
 
     @abc.abstractmethod

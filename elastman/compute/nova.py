@@ -129,7 +129,8 @@ class NovaDriver(base.ComputeDriver):
     @property
     def supports_replace(self) -> bool:
         """True when ``[nova] user_data_file`` passes ``${replace_address}``
-        on to the image's Cassandra (``replace_address_first_boot``)."""
+        on to the image's Cassandra (``replace_address_first_boot``).
+        """
         path = self.opts.user_data_file
         if not path:
             return False

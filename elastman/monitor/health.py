@@ -46,7 +46,8 @@ class HealthChecker:
               samples: Iterable[dict], access=None) -> list[dict]:
         """After one round: update the health of the cluster's nodes from
         this round's ``samples`` (``access``: the cluster's credentials and
-        TLS, for nodetool); returns the changes made."""
+        TLS, for nodetool); returns the changes made.
+        """
         opts = self.conf.monitor
         up = {s['node_id']: bool(s.get('up')) for s in samples}
         nodes = list(nodes)
@@ -113,7 +114,8 @@ class HealthChecker:
                    ) -> dict[str, tuple[list[str], list[str]]]:
         """Ask live peers how they see the suspects: address -> (peers that
         see it down, peers that see it up). Stops after ``wanted`` peers
-        answered."""
+        answered.
+        """
         votes: dict[str, tuple[list[str], list[str]]] = {
             n['address']: ([], []) for n in suspects}
         answered = 0

@@ -211,7 +211,8 @@ class MonitorManager(manager.Manager):
     def _report_access(self, cluster_id, cluster: dict | None,
                        denied: list[str], samples: list[dict]) -> None:
         """Put "every node refuses the credentials" on the cluster, and take
-        it off once a node is read again."""
+        it off once a node is read again.
+        """
         if self.store is None or not samples:
             return
         refused = bool(denied) and not any(s['up'] for s in samples)

@@ -86,7 +86,8 @@ class CredentialRepository(base.Repository):
     def rotate(self) -> int:
         """Encrypt every row again under the first key; rows it cannot
         decrypt are left as they are (CredentialsUnavailable on read).
-        Returns the number of rows re-encrypted."""
+        Returns the number of rows re-encrypted.
+        """
         keys = self._cipher()
         done = 0
         for row in list(self._iterate('SELECT cluster_id, secret FROM '

@@ -62,7 +62,8 @@ class NodeRepository(base.Repository):
     def change_state(self, cluster_id: uuid.UUID, node_id: str, state: str,
                      reason: str | None, expected: tuple[str, ...]) -> bool:
         """Set ``state`` (with why, and now as its time) only while the node
-        is in one of ``expected`` (a lightweight transaction); True if so."""
+        is in one of ``expected`` (a lightweight transaction); True if so.
+        """
         now = timeutils.utcnow()
         return self._applied(
             'UPDATE nodes SET state = ?, state_reason = ?, '

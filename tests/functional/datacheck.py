@@ -7,9 +7,9 @@ value written.
 """
 from __future__ import annotations
 
-from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster
 from cassandra.concurrent import execute_concurrent_with_args
+from cassandra import ConsistencyLevel
 
 KEYSPACE = 'data'
 TABLE = 'kv'
@@ -44,7 +44,8 @@ def write(address: str, keys, consistency=ConsistencyLevel.ALL) -> dict:
 def verify(address: str, rows: dict,
            consistency=ConsistencyLevel.ALL) -> int:
     """Read every row of ``rows`` back by key at ``consistency``; assert
-    each holds its value; return how many were verified."""
+    each holds its value; return how many were verified.
+    """
     with Cluster([address]) as cql:
         session = cql.connect()
         select = session.prepare('SELECT v FROM %s.%s WHERE k = ?'

@@ -113,7 +113,8 @@ def wait_for(predicate, timeout: float, interval: float = 0.5):
 class PrivateRabbit:
     """A RabbitMQ node of this test's own (own node name, ports and
     directories) that the test may stop and start again without touching
-    the machine's broker."""
+    the machine's broker.
+    """
 
     BIN = '/usr/lib/rabbitmq/bin'
 

@@ -10,11 +10,11 @@ import datetime
 import ipaddress
 import os
 
-from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.serialization import pkcs12
+from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 

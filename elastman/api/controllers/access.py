@@ -14,9 +14,9 @@ import re
 from cryptography import x509
 from oslo_log import log as logging
 
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import schemas
-from elastman.api.controllers import base
 from elastman.common import exception
 from elastman.store import credentials as credentials_store
 
@@ -28,7 +28,8 @@ _SPACE = re.compile(r'\s')
 
 def document(body: dict) -> dict | None:
     """The access document of a validated request body, checked; None when
-    the body gives neither credentials nor TLS."""
+    the body gives neither credentials nor TLS.
+    """
     creds = body.get('credentials')
     tls = body.get('tls')
     if creds is None and tls is None:

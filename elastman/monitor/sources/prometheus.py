@@ -62,7 +62,8 @@ def mixture_quantile(tables: list[tuple[float, dict[float, float]]],
 def _weighted(metric: str, tables: dict, keys: bool = False) -> list:
     """(weight, quantile points) of each table of ``metric``: its one-minute
     rate, or its request count while no table has a rate yet (the rate
-    starts ticking seconds after the first request)."""
+    starts ticking seconds after the first request).
+    """
     found = [((ks, tb), t) for (m, ks, tb), t in tables.items()
              if m == metric]
     by_rate = any(t.get('rate1m', 0.0) > 0 for _, t in found)
@@ -134,7 +135,8 @@ class PrometheusSource(sources.MetricsSource):
 
     def _reading(self, found: list[dict]) -> readings.Reading:
         """Counts summed over the user tables; percentiles and sizes as
-        gauges (sample keys)."""
+        gauges (sample keys).
+        """
         counts = {READ_LATENCY: 0, WRITE_LATENCY: 0}
         tables: dict[tuple[str, str, str], dict] = {}
         write_size = None

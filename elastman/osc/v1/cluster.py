@@ -1,5 +1,6 @@
 """openstack elastman cluster create|list|show|set|delete|scale, and
-cluster credentials set|unset."""
+cluster credentials set|unset.
+"""
 from __future__ import annotations
 
 from osc_lib.command import command
@@ -65,7 +66,8 @@ def access_body(args) -> dict:
 
 def node_line(node: dict) -> str:
     """One node as ``cluster show`` lists it: id, address, state, and for
-    a node not UN since when and why."""
+    a node not UN since when and why.
+    """
     line = '%s %s (%s' % (node['id'], node.get('address') or '-',
                           node.get('state'))
     if node.get('state') not in ('UN', None) and (
@@ -121,7 +123,8 @@ def _show(app, args, cluster: dict):
 
 class CreateCluster(command.ShowOne):
     """Register an existing Cassandra cluster (--seed) or create one
-    (--flavor, --image, --size)."""
+    (--flavor, --image, --size).
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -271,7 +274,8 @@ class ScaleCluster(command.ShowOne):
 
 class SetCredentials(command.Command):
     """Replace the credentials and TLS settings elastman logs in to a
-    cluster's nodes with (stored encrypted, never shown)."""
+    cluster's nodes with (stored encrypted, never shown).
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

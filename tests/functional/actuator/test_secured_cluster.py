@@ -27,8 +27,8 @@ from elastman.cassandra import nodetool
 from elastman.compute import local as local_driver
 from elastman.monitor import manager as monitor_manager
 from elastman.store import credentials as credentials_store
-from tests.functional import tls
 from tests.functional.compute import cluster as shared
+from tests.functional import tls
 
 FLAVOR = 'small:cpu=0,heap=384M'
 SECURITY = {'authentication': True, 'cql_tls': True, 'jmx_tls': True}
@@ -146,7 +146,8 @@ class Load:
 
 def _measured(mgr, nodes, interval=5, rounds=8):
     """Rounds until every node has a sample with rates (two readings in a
-    row: a busy host may keep a new node's first JMX login past a round)."""
+    row: a busy host may keep a new node's first JMX login past a round).
+    """
     for _ in range(rounds):
         started = time.monotonic()
         samples = mgr.sample_all()

@@ -18,8 +18,8 @@ import os
 import threading
 import time
 
-from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster
+from cassandra import ConsistencyLevel
 import pytest
 
 from elastman.actuator import executor as executor_mod
@@ -29,9 +29,9 @@ from elastman.common import timestamps
 from elastman.compute import base as compute
 from elastman.compute import local as local_driver
 from elastman.monitor import manager as monitor_manager
+from tests.functional.actuator import test_executor_local as kills
 from tests.functional import datacheck
 from tests.functional import services
-from tests.functional.actuator import test_executor_local as kills
 
 NETWORK = os.environ.get('ELASTMAN_TEST_LOCAL_NETWORK', '127.0.71.0/24')
 JMX_BASE = int(os.environ.get('ELASTMAN_TEST_HEAL_JMX_BASE', '17600'))
@@ -49,7 +49,8 @@ REPLACE_KILLS = [('planned', 'planned'), ('creating', 'creating'),
 
 class Writer(threading.Thread):
     """Writes new rows at QUORUM, as fast as 50 a second, until stopped;
-    ``rows`` holds every row whose write was acknowledged."""
+    ``rows`` holds every row whose write was acknowledged.
+    """
 
     def __init__(self, address, first_key):
         super().__init__(daemon=True)
@@ -107,7 +108,8 @@ def _ring(conf, node):
 
 def _settled(conf, store, cloud, cluster):
     """Three UN node rows, their servers, and a ring of exactly them (as
-    the first server, never killed, sees it)."""
+    the first server, never killed, sees it).
+    """
     nodes = sorted(store.nodes.list(cluster['id']),
                    key=lambda n: cloud.get(n['server_id']).created_at)
     assert sorted(n['state'] for n in nodes) == ['UN'] * 3, nodes
@@ -122,7 +124,8 @@ def _settled(conf, store, cloud, cluster):
 
 def _kill(cloud, nodes, contact):
     """SIGKILL the Cassandra process of one node (not the contact node, the
-    first server, which is every other node's seed)."""
+    first server, which is every other node's seed).
+    """
     victim = [n for n in nodes if n['address'] != contact][0]
     cloud.node(victim['server_id']).kill()
     return victim, time.time()
@@ -130,7 +133,8 @@ def _kill(cloud, nodes, contact):
 
 def _wait_dead(store, cluster, victim, monitor, rounds):
     """Run monitor rounds, the first half an interval from now, until the
-    victim is DEAD; how many it took."""
+    victim is DEAD; how many it took.
+    """
     time.sleep(INTERVAL / 2)
     for taken in range(1, rounds + 1):
         started = time.monotonic()
@@ -239,4 +243,3 @@ def test_dead_nodes_are_replaced(keyspace_conf, store, cloud, config_file):
         cloud.get(victim['server_id'])
     nodes = _settled(conf, store, cloud, cluster)
     assert datacheck.verify(contact, rows) == len(rows)
-

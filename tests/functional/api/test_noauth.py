@@ -6,8 +6,8 @@ import uuid
 import pytest
 
 from elastman.store import credentials as credentials_store
-from tests.functional import tls
 from tests.functional.api import openapi_check
+from tests.functional import tls
 
 
 def _ok(resp, status, op=None):

@@ -31,9 +31,9 @@ from elastman.monitor import readings
 from elastman.monitor import sampler
 from elastman.monitor.sources import jmx as jmx_source
 from elastman.monitor.sources import prometheus
-from tests.functional import services
 from tests.functional.compute import cluster as shared
 from tests.functional.monitor import load as load_mod
+from tests.functional import services
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -120,7 +120,8 @@ def _bucket(ms: float) -> int:
 
 def reservoir(bridge, target, keyspace: str) -> dict[str, float]:
     """The percentiles Cassandra's JMX reports for the user table's
-    coordinator reservoirs, in ms (sample keys)."""
+    coordinator reservoirs, in ms (sample keys).
+    """
     out = {}
     for kind, name in (('read', 'CoordinatorReadLatency'),
                        ('write', 'CoordinatorWriteLatency')):
