@@ -34,14 +34,16 @@ FORECAST_METRICS = workload.LOAD_KEYS
 
 
 def _sample_load(row: dict) -> dict[str, Any]:
-    """The keys of a stored sample the decision reads: load, sizes, and the
-    SLO metrics (the monitor keeps the queue-inclusive one in ``extra``).
-    """
+    """The keys of a stored sample the decision reads: load, sizes, the SLO
+    metrics (the monitor keeps the queue-inclusive one in ``extra``) and the
+    capacity model's interference index (0 when the node's host reported
+    none)."""
     out = {k: v for k, v in row.items()
            if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')
            or k.endswith('_p99_ms')}
-    out.update({k: v for k, v in (row.get('extra') or {}).items()
-                if k.endswith('_p99_ms')})
+    extra = row.get('extra') or {}
+    out.update({k: v for k, v in extra.items() if k.endswith('_p99_ms')})
+    out['interference_index'] = extra.get('interference_index', 0.0)
     return out
 
 

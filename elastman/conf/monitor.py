@@ -48,6 +48,12 @@ monitor_opts = [
                     'status" (and none see it up) before it is marked '
                     'DEAD; all live peers when fewer are left. A node with '
                     'no live peer is never marked DEAD.'),
+    cfg.IntOpt('interference_max_age', default=120, min=1,
+               help='Seconds after which the newest interference report of '
+                    'a node\'s compute host is too old to go into the '
+                    'node\'s sample (extra interference_index, the capacity '
+                    'model\'s interference feature). Without a fresh report '
+                    'the sample carries no index.'),
 ]
 
 

@@ -36,6 +36,17 @@ trainer_opts = [
     cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
                 help='Feature plug-ins (namespace elastman.features) that '
                      'span the model space, in order.'),
+    cfg.StrOpt('interference_feature', default='auto',
+               choices=[('auto', 'add interference_index to the features '
+                         'of a cluster once its samples carry it (the host '
+                         'agents report its nodes)'),
+                        ('never', 'only the features listed in features')],
+               help='Whether the host agents\' interference index becomes a '
+                    'dimension of the capacity model (Hubbub-Scale). With '
+                    'auto, the first sample of a cluster that carries '
+                    'interference_index adds the feature for good: the '
+                    'cluster\'s cells restart once, and from then on a '
+                    'sample without the index is not learnt from.'),
     cfg.DictOpt('granularity',
                 default={'read_rate': '100', 'write_rate': '100',
                          'data_size': '512', 'interference_index': '0.1'},

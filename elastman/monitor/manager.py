@@ -12,12 +12,14 @@ reported ``up=False`` and never delays the others.
 Nodes of a cluster with credentials or TLS (``store.credentials``) are read
 with them. When every node of a cluster refuses them, the cluster's
 ``status_reason`` says so (prefixed ``monitor:``) until a node accepts them
-again.
+again. A node whose compute host's agent reported an interference index
+recently carries it in its sample (``extra['interference_index']``).
 """
 from __future__ import annotations
 
 import concurrent.futures
 import threading
+import time
 import uuid
 
 from oslo_log import log as logging
@@ -196,6 +198,7 @@ class MonitorManager(manager.Manager):
                     'cql_only': float(current.source == readings.CQL),
                     **sampler.queue_extras(current, previous)}
             samples.append(sample)
+        self._attach_interference(nodes, samples)
         self._record(cluster_id, ts, samples)
         self._push_latencies(nodes, samples)
         self._report_access(cluster_id, cluster, denied, samples)
@@ -231,6 +234,24 @@ class MonitorManager(manager.Manager):
         except Exception as exc:   # the next round tries again
             LOG.warning('cannot update the status of cluster %s: %s',
                         cluster_id, exc)
+
+    def _attach_interference(self, nodes: list[dict],
+                             samples: list[dict]) -> None:
+        """Put the host agents' interference index of each node into its
+        sample (``extra['interference_index']``), when fresh."""
+        if self.store is None:
+            return
+        try:
+            index = self.store.hosts.interference(
+                nodes, time.time(), self.conf.monitor.interference_max_age)
+        except Exception as exc:   # the samples are worth more than the index
+            LOG.warning('cannot read the host agents\' interference '
+                        'reports: %s', exc)
+            return
+        for sample in samples:
+            value = index.get(sample['node_id'])
+            if value is not None and sample.get('up'):
+                sample.setdefault('extra', {})['interference_index'] = value
 
     def _push_latencies(self, nodes: list[dict], samples: list[dict]) -> None:
         """Feed each node's read p99 to the agent of its compute host."""

@@ -30,6 +30,8 @@ from elastman.store import model_state as persistence
 
 LOG = logging.getLogger(__name__)
 
+INTERFERENCE = 'interference_index'
+
 
 def model_overrides(policy: dict | None) -> dict[str, Any]:
     """Model parameters a cluster's scaling policy sets."""
@@ -39,6 +41,19 @@ def model_overrides(policy: dict | None) -> dict[str, Any]:
         if policy.get(key) is not None:
             overrides[key] = policy[key]
     return overrides
+
+
+def carries_interference(row: dict) -> bool:
+    """Whether a stored sample has the host agents' interference index."""
+    return (row.get('extra') or {}).get(INTERFERENCE) is not None
+
+
+def with_interference(params: params_mod.ModelParams
+                      ) -> params_mod.ModelParams:
+    """``params`` with the interference index as the last feature."""
+    if INTERFERENCE in params.features:
+        return params
+    return params.replace(features=tuple(params.features) + (INTERFERENCE,))
 
 
 def sample_from_row(row: dict) -> dict:
@@ -140,9 +155,33 @@ class TrainerManager(manager.Manager):
                                                                stored)
             if previous is not None:
                 state.last_sample = previous.last_sample
+        if self.conf.trainer.interference_feature == 'auto' and \
+                INTERFERENCE in state.registry.params.features:
+            params = with_interference(params)     # once added, it stays
         if state.registry.params != params:
             state.registry.update_params(params)
         return state
+
+    def _maybe_add_interference(self, cluster_id: str, state: _ClusterState,
+                                rows: list[dict]) -> None:
+        """With ``interference_feature = auto``, the first sample carrying
+        the host agents' index makes it a dimension of the cluster's model."""
+        registry = state.registry
+        if self.conf.trainer.interference_feature != 'auto' or \
+                INTERFERENCE in registry.params.features or \
+                not any(carries_interference(r) for r in rows):
+            return
+        LOG.info('cluster %s: the host agents report an interference index; '
+                 'it becomes a dimension of the capacity model', cluster_id)
+        registry.update_params(with_interference(registry.params))
+        # the models of the old space cannot answer for points of the new
+        # one: drop them, refit at once, look for priors of the new space
+        for slot in list(registry.vm_slots.values()) + \
+                list(registry.flavor_slots.values()):
+            slot.model = None
+        registry.last_fit = None
+        state.prior_tried = set()
+        state.dirty = True
 
     def train_cluster(self, cluster: dict, now: float | None = None
                       ) -> list[model_registry.ModelUpdate]:
@@ -169,6 +208,7 @@ class TrainerManager(manager.Manager):
                 rows = [r for r in rows if since is None or r['ts'] > since]
                 if rows:
                     state.last_sample[node_id] = rows[0]['ts']
+                    self._maybe_add_interference(cluster_id, state, rows)
                     registry.add_samples(
                         sample_from_row(r) for r in reversed(rows)
                         if not self._warming(node, r['ts'])

@@ -149,3 +149,22 @@ def test_leases_are_exclusive(store):
     assert not store.leases.release('cluster-x', 'host-b')
     assert store.leases.release('cluster-x', 'host-a')
     assert store.leases.acquire('cluster-x', 'host-b', ttl=30)
+
+
+def test_host_reports_give_each_node_its_interference_index(store):
+    import time
+    store.hosts.report('cmp-1', {'vm-a': {'interference_index': 0.3},
+                                 'vm-b': {'latency_ms': 4.0}})
+    old = datetime.datetime.now(datetime.timezone.utc) - \
+        datetime.timedelta(seconds=600)
+    store.hosts.report('cmp-2', {'vm-c': {'interference_index': 0.8}},
+                       ts=old)
+    nodes = [{'node_id': 'a', 'host': 'cmp-1', 'server_id': 'vm-a'},
+             {'node_id': 'b', 'host': 'cmp-1', 'server_id': 'vm-b'},
+             {'node_id': 'c', 'host': 'cmp-2', 'server_id': 'vm-c'},
+             {'node_id': 'd', 'host': None, 'server_id': 'vm-d'}]
+    now = time.time()
+    assert store.hosts.interference(nodes, now, 120) == {'a': 0.3}
+    assert store.hosts.interference(nodes, now, 3600) == {'a': 0.3,
+                                                         'c': 0.8}
+    assert store.hosts.latest_vms('cmp-9', now, 120) == {}

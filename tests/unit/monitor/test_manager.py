@@ -281,3 +281,23 @@ def test_refused_credentials_show_on_the_cluster(mgr, monkeypatch):
     mgr.store.row['status_reason'] = 'scale_out done'
     mgr.sample_all()
     assert mgr.store.row['status_reason'] == 'scale_out done'
+
+
+class FakeHosts:
+    def __init__(self, index):
+        self.index = index
+        self.asked = []
+
+    def interference(self, nodes, now, max_age):
+        self.asked.append(max_age)
+        return self.index
+
+
+def test_samples_carry_the_host_agents_interference_index(mgr):
+    mgr.store.hosts = FakeHosts({'a': 0.4, 'b': 0.9})   # b is down
+    mgr.sample_all()
+    second = {s['node_id']: s for s in mgr.sample_all()}
+    assert second['a']['extra']['interference_index'] == 0.4
+    assert 'interference_index' not in (second['b'].get('extra') or {})
+    assert mgr.store.hosts.asked[-1] == \
+        mgr.conf.monitor.interference_max_age

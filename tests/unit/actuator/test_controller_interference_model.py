@@ -1,0 +1,72 @@
+"""A node's interference index (in its latest sample, from the host agents)
+reaches the capacity model the controller asks: the same load gets a lower
+capacity on a node whose host interferes."""
+import numpy as np
+import pytest
+
+from elastman.actuator import controller as controller_mod
+from elastman.capacity.params import ModelParams
+from elastman.capacity import registry as model_registry
+from elastman.store import model_state as persistence
+from tests.unit.actuator import test_controller_seen as seen
+from tests.unit.capacity import synthetic
+
+P = ModelParams(features=('read_rate', 'write_rate', 'data_size',
+                          'interference_index'),
+                slo_threshold_ms=synthetic.SLO_MS)
+NOW = seen.NOW
+
+
+def _registry():
+    reg = model_registry.ModelRegistry('c1', P)
+    reg.register_node('n1', 'm1')
+    rng = np.random.default_rng(2)
+    for i in range(1500):
+        index = float(rng.choice([0.0, 0.2, 0.4, 0.6]))
+        vm = synthetic.SyntheticVM(1.0 - index, seed=i)
+        share, size = rng.uniform(0.6, 0.9), rng.uniform(400, 800)
+        load = rng.uniform(0.3, 1.7) * vm.capacity(share, size)
+        sample = synthetic.sample(vm, share * load, (1 - share) * load,
+                                  size, float(i), node='n1')
+        sample['interference_index'] = index
+        reg.add_sample(sample)
+    reg.refit(NOW)
+    return reg
+
+
+class Store(seen.FakeStore):
+    def __init__(self, index):
+        super().__init__()
+        self.index = index
+
+    def for_node(self, cluster_id, node_id, limit=None):
+        row = super().for_node(cluster_id, node_id, limit)[0]
+        if self.index is not None:
+            row['extra'] = {'interference_index': self.index}
+        return [row]
+
+
+@pytest.fixture(scope='module')
+def registry():
+    return _registry()
+
+
+def _capacity(conf, registry, index):
+    store = Store(index)
+    persistence.save_state(store, registry)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0}}
+    decision = controller_mod.Controller(conf, store).decide(
+        cluster, now=NOW, record=False)
+    (vm,) = decision.vms
+    return vm.capacity
+
+
+def test_capacity_follows_the_interference_index(conf, registry):
+    clean = _capacity(conf, registry, 0.0)
+    hurt = _capacity(conf, registry, 0.5)
+    truth = synthetic.SyntheticVM(1.0).capacity(0.75, 600)
+    assert clean == pytest.approx(truth, rel=0.2)
+    assert hurt == pytest.approx(0.5 * clean, rel=0.25)
+    # a node whose host reported nothing counts as free of interference
+    assert _capacity(conf, registry, None) == pytest.approx(clean)
