@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import uuid
 
-from elastman.monitor import histogram
+from elastman.cassandra import histogram
 from elastman.monitor import readings
 
 METRIC_KEYS = ('reads_per_s', 'writes_per_s', 'read_bytes_mean',

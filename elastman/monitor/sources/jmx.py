@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 
-from elastman.monitor import histogram
+from elastman.cassandra import histogram
 from elastman.monitor import jmx
 from elastman.monitor import readings
 from elastman.monitor import sources

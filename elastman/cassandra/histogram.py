@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -116,3 +116,23 @@ def sum_percentile(a: Sequence[int], b: Sequence[int], q: float
     rank = max(q * cumulative[-1], 1e-12)
     index = int(np.searchsorted(cumulative, rank * (1 - 1e-12), side='left'))
     return float(values[order][min(index, len(values) - 1)])
+
+
+def quantile(counts: Mapping[int, int], q: float) -> float | None:
+    """The q-quantile of a sparse histogram ``{bucket: count}``, placed
+    linearly inside its bucket (the buckets are about 20% wide, so the upper
+    bound alone would move a latency just above one bound to the next: a
+    29.6 ms read would count as 35.4 ms); None for an empty histogram."""
+    items = sorted((int(i), int(c)) for i, c in counts.items() if c > 0)
+    n = sum(c for _, c in items)
+    if n == 0:
+        return None
+    ups = offsets(items[-1][0] + 1)
+    rank = max(q * n, 1e-9)
+    seen = 0
+    for i, c in items:
+        if seen + c >= rank:
+            lower = float(ups[i - 1]) if i else 0.0
+            return lower + (float(ups[i]) - lower) * (rank - seen) / c
+        seen += c
+    return float(ups[items[-1][0]])

@@ -1,6 +1,6 @@
 import pytest
 
-from elastman.monitor import histogram
+from elastman.cassandra import histogram
 
 
 def test_offsets_follow_cassandra_series():
@@ -69,3 +69,14 @@ def test_sum_percentile_never_below_either_part():
     assert histogram.sum_percentile(a, b, 0.99) == 310 + 642
     assert histogram.sum_percentile(a, [0] * 128, 0.99) is None
     assert histogram.sum_percentile([0] * 4, b, 0.5) is None
+
+
+def test_quantile_of_a_sparse_histogram_interpolates_in_its_bucket():
+    ups = histogram.offsets(100)
+    i = ups.index(35425)                    # bucket (29521, 35425] us
+    assert histogram.quantile({}, 0.99) is None
+    assert histogram.quantile({i: 100}, 0.5) == pytest.approx(
+        29521 + 0.5 * (35425 - 29521))
+    # 99 fast reads and one slow one: p99 is the top of the fast bucket
+    assert histogram.quantile({10: 99, i: 1}, 0.99) == pytest.approx(ups[10])
+    assert histogram.quantile({10: 98, i: 2}, 0.99) > 29521
