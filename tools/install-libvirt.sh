@@ -33,7 +33,7 @@ fi
 log() { echo "[install-libvirt] $*"; }
 
 PKGS="libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
-qemu-system-x86 pkg-config python3-defusedxml"
+qemu-system-x86 pkg-config python3-defusedxml numactl"
 missing=()
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

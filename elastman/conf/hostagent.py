@@ -34,6 +34,33 @@ hostagent_opts = [
                  help='SLO (p99 read latency, ms) of a latency-critical VM '
                       'whose flavour does not set elastman:slo_ms.'),
     # actuation
+    cfg.StrOpt('mode', default='ladder',
+               choices=[('ladder', 'every rung of the escalation ladder in '
+                         'cost order: MBA, CPU quota, vCPU re-pin, page '
+                         'migration, a live-migration recommendation'),
+                        ('balm', 'BALM as published: MBA and page migration'),
+                        ('mba', 'MBA only (BALM\'s baseline)'),
+                        ('pgm', 'page migration only (BALM\'s baseline)'),
+                        ('off', 'no controller actions')],
+               help='What the bandwidth controller may do to best-effort '
+                    'VMs when a latency-critical VM is in danger.'),
+    cfg.ListOpt('ladder', default=['mba', 'cpu_quota', 'vcpu_pin',
+                                   'page_migration', 'live_migration'],
+                help='With mode = ladder: the rungs the controller may use '
+                     '(they are always tried cheapest first; a rung the '
+                     'host lacks, such as MBA without resctrl, is skipped).'),
+    cfg.FloatOpt('cpu_quota_min', default=0.1, min=0.01, max=1.0,
+                 help='Lowest CPU quota of a best-effort VM, as a fraction '
+                      'of the quota it was placed with.'),
+    cfg.FloatOpt('cpu_quota_step', default=0.1, min=0.01, max=1.0,
+                 help='CPU quota increment of one hill-climbing step (a '
+                      'fraction of the placement quota).'),
+    cfg.FloatOpt('page_reclaim_holdoff', default=60.0, min=0.0,
+                 help='Seconds of uninterrupted green before pages moved '
+                      'off a victim node go back towards their BWAP weights '
+                      '(the ladder waits longer for its most expensive '
+                      'undo than for releasing a throttle; mode balm uses '
+                      'reclaim_holdoff for both).'),
     cfg.IntOpt('mba_min', default=10, min=1, max=100,
                help='Most restrictive MBA level (percent) of phase 1; '
                     'raised to the hardware minimum when resctrl reports '
@@ -54,9 +81,35 @@ hostagent_opts = [
     cfg.FloatOpt('escalation_interval', default=30.0, min=0.0,
                  help='Minimum seconds between two escalations to the '
                       'actuator for the same host.'),
-    cfg.StrOpt('probe', default='bus', choices=['bus', 'local', 'none'],
-               help='Where latency samples come from: the monitor\'s samples '
-                    'on the bus, a local probe, or none (controller idle).'),
+    cfg.FloatOpt('request_percentile', default=99.0, min=1, max=100,
+                 help='With the jmx probe: percentile of all the reads that '
+                      'completed in the window compared with the SLO (the '
+                      'SLO metric is a p99).'),
+    cfg.StrOpt('probe', default='jmx',
+               choices=[('jmx', 'the guest\'s Cassandra read-latency '
+                         'histogram over JMX every poll_interval, for VMs '
+                         'whose JMX endpoint is known (pushed by the monitor, '
+                         'in the domain metadata or in jmx_endpoints); the '
+                         'monitor\'s pushed p99 for the others'),
+                        ('bus', 'only the p99 the monitor casts once per '
+                         'sampling interval (too slow for a 3 s window)'),
+                        ('local', 'local_probe_command per VM and poll'),
+                        ('none', 'no samples: the controller stays idle')],
+               help='Where the latency samples of latency-critical VMs come '
+                    'from.'),
+    cfg.DictOpt('jmx_endpoints', default={},
+                help='JMX endpoint (host:port) of the Cassandra node in a '
+                     'latency-critical domain, by domain UUID or name, for '
+                     'domains whose endpoint neither the monitor nor the '
+                     'domain metadata gives.'),
+    cfg.StrOpt('jmx_user', default=None,
+               help='JMX user of the guests\' Cassandra nodes (when JMX '
+                    'authentication is on).'),
+    cfg.StrOpt('jmx_password', default=None, secret=True,
+               help='Password of jmx_user.'),
+    cfg.StrOpt('java', default='java',
+               help='Java runtime (17 or newer) that runs the JMX latency '
+                    'poller.'),
     cfg.StrOpt('local_probe_command', default=None,
                help='For probe=local: command run per latency-critical VM '
                     'with {uuid} and {name} substituted; it prints a p99 '

@@ -8,16 +8,22 @@ socket 0 as well). Policies:
 
 * ``unmanaged``: canonical interleave, no control;
 * ``unshared``: BE pages only on its own node, no control;
-* ``mba``: MBA only; ``pgm``: page migration only; ``balm``: both.
+* ``mba``: MBA only; ``pgm``: page migration only; ``balm``: both;
+* ``ladder``: the agent's default controller, every rung of the escalation
+  ladder in cost order (:mod:`elastman.hostagent.ladder`);
+* ``ladder-nomba``: the same on a host without MBA, where the CPU quota is
+  the throttle.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import balm
 from elastman.hostagent import simulator as sim
 
-POLICIES = ('unmanaged', 'unshared', 'mba', 'pgm', 'balm')
+POLICIES = ('unmanaged', 'unshared', 'mba', 'pgm', 'balm', 'ladder',
+            'ladder-nomba')
 
 
 @dataclasses.dataclass
@@ -44,13 +50,25 @@ class RunResult:
                 sum(p.violation for p in sel) / len(sel))
 
     @property
+    def violation(self) -> float:
+        """Fraction of the run's samples above the SLO."""
+        return sum(p.violation for p in self.phases) / len(self.phases)
+
+    @property
     def max_reaction(self) -> float:
         return max((p.max_reaction for p in self.phases), default=0.0)
 
 
+def _default(name: str):
+    """The agent's default of ``[hostagent] name``."""
+    return next(o.default for o in hostagent_conf.hostagent_opts
+                if o.name == name)
+
+
 def build_host(policy: str, seed: int = 42, same_socket: bool = False
                ) -> sim.SimulatedHost:
-    host = sim.SimulatedHost(sim.SimConfig(seed=seed))
+    host = sim.SimulatedHost(sim.SimConfig(seed=seed,
+                                           mba=policy != 'ladder-nomba'))
     host.add_lc(sim.SimLC('lc', node=0))
     be = sim.SimBE('be', node=0 if same_socket else 1)
     if policy == 'unshared':
@@ -70,8 +88,13 @@ def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
     lc = host.lcs['lc']
     monitor = balm.SloMonitor()
     monitor.register('lc', lc.node, lc.slo_ms)
-    mode = policy if policy in ('mba', 'pgm', 'balm') else 'off'
+    mode = {'ladder-nomba': 'ladder'}.get(policy, policy)
+    if mode not in ('mba', 'pgm', 'balm', 'ladder'):
+        mode = 'off'
     cfg = dataclasses.replace(config or balm.BalmConfig(), mode=mode)
+    if mode == 'ladder' and cfg.page_reclaim_holdoff is None:
+        cfg = dataclasses.replace(cfg, page_reclaim_holdoff=_default(
+            'page_reclaim_holdoff'))
     ctl = balm.BalmController(host, monitor, cfg)
     ctl.set_best_effort(['be'])
     ticks = int(round(phase_seconds / host.cfg.tick))

@@ -13,8 +13,8 @@ import queue
 import threading
 import time
 
-from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_log import log as logging
 
 from elastman.common import manager
 from elastman.hostagent import balm
@@ -34,12 +34,11 @@ def socket_path(group) -> str:
 
 
 class HostAgentManager(manager.Manager):
-    """RPC API 1.0: status, list_domains, get_domain, push_latency,
-    controller_status.
-    """
+    """RPC API 1.1: status, list_domains, get_domain, push_latency (with the
+    node's JMX endpoint since 1.1), controller_status."""
 
     WORKER = 'hostagent'
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, conf, transport=None, libvirt_open=None) -> None:
         super().__init__(conf)
@@ -61,12 +60,15 @@ class HostAgentManager(manager.Manager):
             window=self.group.window, pct=self.group.window_percentile,
             min_samples=self.group.min_samples,
             yellow=self.group.yellow_threshold,
-            green=self.group.green_threshold)
+            green=self.group.green_threshold,
+            request_pct=self.group.request_percentile)
         self.controller: balm.BalmController | None = None
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lc_nodes: dict[str, int] = {}
+        # JMX endpoints of VMs' Cassandra nodes, from the monitor's pushes
+        self._endpoints: dict[str, tuple[str, int]] = {}
         self._notifier = None
         self.events_applied = 0
 
@@ -80,7 +82,9 @@ class HostAgentManager(manager.Manager):
         if self.topology.resctrl.mba:
             rc = resctrl.ResctrlManager(self.group.resctrl_root, self.guard,
                                         self.topology.resctrl)
-        self.platform = platform_mod.LinuxPlatform(self.topology, rc)
+        self.domain_ops = placement.DomainOps(self._connection, self.topology)
+        self.platform = platform_mod.LinuxPlatform(
+            self.topology, rc, domain_ops=self.domain_ops)
         cfg = balm.BalmConfig.from_conf(self.group)
         cfg.mba_min = max(cfg.mba_min, self.topology.resctrl.mba_min
                           if self.topology.resctrl.mba else cfg.mba_min)
@@ -103,6 +107,7 @@ class HostAgentManager(manager.Manager):
         for t in self._threads:
             t.join(5)
         self._threads = []
+        self.probe.close()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -187,10 +192,13 @@ class HostAgentManager(manager.Manager):
             self._lc_nodes[dom.uuid] = decision.node
             self.monitor.register(dom.uuid, decision.node,
                                   dom.slo_ms or self.group.default_slo_ms)
+            self._watch_latency(dom)
         else:
             self.platform.vms[dom.uuid] = {
                 'pid': pid, 'home': self._home_node(decision),
-                'allowed': decision.memory_nodes}
+                'allowed': decision.memory_nodes, 'cpu_share': 1.0}
+            self.domain_ops.quotas[dom.uuid] = \
+                applied.get('vcpu_quota', -1)
             if self.platform.resctrl is not None and pid:
                 self.platform.resctrl.ensure_group(dom.uuid, pid)
                 applied['resctrl_group'] = \
@@ -207,9 +215,28 @@ class HostAgentManager(manager.Manager):
         return decision.node if decision.node is not None \
             else self.topology.node_ids[0]
 
+    def _jmx_endpoint(self, dom: domains.Domain) -> tuple[str, int] | None:
+        """Where the domain's Cassandra answers JMX: its metadata, the
+        monitor's last push, or ``[hostagent] jmx_endpoints``."""
+        configured = self.group.jmx_endpoints or {}
+        for value in (dom.jmx, configured.get(dom.uuid),
+                      configured.get(dom.name)):
+            endpoint = domains.parse_endpoint(value)
+            if endpoint:
+                return endpoint
+        return self._endpoints.get(dom.uuid)
+
+    def _watch_latency(self, dom: domains.Domain) -> None:
+        endpoint = self._jmx_endpoint(dom)
+        if endpoint is not None:
+            self.probe.watch(dom.uuid, *endpoint)
+
     def _forget(self, dom: domains.Domain) -> None:
         self._lc_nodes.pop(dom.uuid, None)
+        if self.platform is not None:
+            self.domain_ops.quotas.pop(dom.uuid, None)
         self.monitor.unregister(dom.uuid)
+        self.probe.unwatch(dom.uuid)
         if self.platform is not None and \
                 self.platform.vms.pop(dom.uuid, None) is not None:
             if self.platform.resctrl is not None:
@@ -234,9 +261,12 @@ class HostAgentManager(manager.Manager):
             lcs = {u: d.name for u, d in
                    ((u, self.registry.get(u)) for u in self._lc_nodes)
                    if d is not None}
-            for vm, ts, lat in self.probe.collect(lcs):
-                self.monitor.add_sample(vm, ts, lat)
-            if not self.monitor.vms or not self.controller.best_effort:
+            for vm, ts, value in self.probe.collect(lcs):
+                if isinstance(value, dict):
+                    self.monitor.add_histogram(vm, ts, value)
+                else:
+                    self.monitor.add_sample(vm, ts, value)
+            if not self.monitor.vms:
                 continue
             try:
                 self.controller.tick()
@@ -245,7 +275,7 @@ class HostAgentManager(manager.Manager):
                 self.controller._gen = None
 
     def _escalate(self, info: dict) -> None:
-        self._notify('hostagent.escalation', info)
+        self._notify('hostagent.escalation', dict(info, host=self.conf.host))
 
     def report_interference(self) -> None:
         """Publish a per-VM interference index for the trainer."""
@@ -285,10 +315,22 @@ class HostAgentManager(manager.Manager):
         dom = self.registry.get(uuid)
         return dom.to_dict() if dom else None
 
-    def push_latency(self, ctxt, vm: str, latency_ms: float) -> None:
-        """A latency sample of an LC VM (the monitor casts these)."""
-        if isinstance(self.probe, probes.BusProbe):
+    def push_latency(self, ctxt, vm: str, latency_ms: float | None,
+                     jmx_host: str | None = None,
+                     jmx_port: int | None = None) -> None:
+        """A latency sample of an LC VM (the monitor casts these), and since
+        1.1 the JMX endpoint of its Cassandra node, which the jmx probe then
+        polls every ``poll_interval``."""
+        if latency_ms is not None and isinstance(self.probe,
+                                                 probes.BusProbe):
             self.probe.push(vm, latency_ms)
+        if jmx_host and jmx_port:
+            endpoint = (str(jmx_host), int(jmx_port))
+            if self._endpoints.get(vm) != endpoint:
+                self._endpoints[vm] = endpoint
+                dom = self.registry.get(vm)
+                if dom is not None and vm in self._lc_nodes:
+                    self._watch_latency(dom)
 
     def controller_status(self, ctxt) -> dict:
         return self.controller.describe() if self.controller else {}

@@ -98,3 +98,45 @@ def qemu_pid(domain: dom_mod.Domain, run_dir: str = '/run/libvirt/qemu') -> int 
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
+
+
+class DomainOps:
+    """Live changes to running domains for the controller's CPU rungs.
+
+    ``connect`` returns a libvirt connection; ``quotas`` maps a domain UUID
+    to the ``vcpu_quota`` it was placed with (-1: unlimited), the 100% of
+    its CPU share.
+    """
+
+    PERIOD = 100000
+
+    def __init__(self, connect, topology: topo_mod.Topology) -> None:
+        self.connect = connect
+        self.topology = topology
+        self.quotas: dict[str, int] = {}
+
+    def set_cpu_share(self, uuid: str, share: float) -> int:
+        """vcpu_quota = share x the placement quota (x the period when the
+        domain was placed unlimited); returns the quota set."""
+        base = self.quotas.get(uuid, -1)
+        full = base if base > 0 else self.PERIOD
+        quota = -1 if share >= 1.0 and base <= 0 else \
+            max(1000, int(round(full * share)))
+        dom = self.connect().lookupByUUIDString(uuid)
+        params = {'vcpu_quota': quota}
+        if base <= 0:
+            params['vcpu_period'] = self.PERIOD
+        dom.setSchedulerParametersFlags(params, AFFECT_LIVE)
+        return quota
+
+    def pin_to_node(self, uuid: str, node: int) -> list[int]:
+        """Pin every vCPU and the emulator to the CPUs of ``node``."""
+        import libvirt
+        conn = self.connect()
+        dom = conn.lookupByUUIDString(uuid)
+        cpus = list(self.topology.nodes[node].cpus)
+        cpumap = _cpumap(cpus, conn.getInfo()[2])
+        for vcpu in range(dom.vcpusFlags(libvirt.VIR_DOMAIN_AFFECT_LIVE)):
+            dom.pinVcpuFlags(vcpu, cpumap, AFFECT_LIVE)
+        dom.pinEmulator(cpumap, AFFECT_LIVE)
+        return cpus

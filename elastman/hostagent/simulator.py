@@ -7,7 +7,8 @@ Model (per tick of ``tick`` seconds):
   latency grows with the utilisation u of node n as
   ``base * (1 + k u^2 / (1 - u))`` and beyond saturation with the overload;
   each observed sample carries lognormal noise;
-* a BE VM wants ``demand_gbs * phase(t) * MBA/100`` spread over the nodes by
+* a BE VM wants ``demand_gbs * phase(t) * MBA/100 * cpu`` (``cpu``: its CPU
+  quota as a fraction of what it was placed with) spread over the nodes by
   its page placement; it advances only as fast as its slowest node (BWAP's
   execution-time model): at an overloaded node every reader gets the same
   fraction, a remote link caps the remote traffic;
@@ -47,6 +48,7 @@ class SimBE:
     mba: int = 100
     phases: tuple[tuple[float, float], ...] = ((8.0, 1.0), (4.0, 0.6))
     allowed: list[int] | None = None
+    cpu: float = 1.0
 
     def intensity(self, t: float) -> float:
         period = sum(d for d, _ in self.phases)
@@ -69,6 +71,7 @@ class SimConfig:
     latency_k: float = 0.7
     noise: float = 0.03
     seed: int = 42
+    mba: bool = True             # the host has MBA (resctrl MB)
 
 
 class SimulatedHost(Platform):
@@ -117,6 +120,21 @@ class SimulatedHost(Platform):
     def bandwidth_matrix(self) -> dict[int, dict[int, float]]:
         return {s: {d: (self.cfg.node_gbs if s == d else self.cfg.link_gbs)
                     for d in self.nodes()} for s in self.nodes()}
+
+    def has_mba(self) -> bool:
+        return self.cfg.mba
+
+    def get_cpu_share(self, vm: str) -> float | None:
+        return self.bes[vm].cpu
+
+    def set_cpu_share(self, vm: str, share: float) -> None:
+        self.bes[vm].cpu = max(0.01, min(1.0, float(share)))
+
+    def can_repin(self, vm: str) -> bool:
+        return vm in self.bes
+
+    def repin(self, vm: str, node: int) -> None:
+        self.bes[vm].node = int(node)
 
     def get_mba(self, vm: str) -> int:
         return self.bes[vm].mba
@@ -167,7 +185,8 @@ class SimulatedHost(Platform):
         # BE attempted traffic and the node loads it meets
         attempts = {}
         for name, be in self.bes.items():
-            rate = be.demand_gbs * be.intensity(self.t) * be.mba / 100.0
+            rate = be.demand_gbs * be.intensity(self.t) * be.mba / 100.0 \
+                * be.cpu
             if name in self._migrations:
                 rate *= 1.0 - cfg.migration_penalty
             total = sum(be.pages.values()) or 1.0

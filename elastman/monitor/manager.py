@@ -254,7 +254,9 @@ class MonitorManager(manager.Manager):
                 sample.setdefault('extra', {})['interference_index'] = value
 
     def _push_latencies(self, nodes: list[dict], samples: list[dict]) -> None:
-        """Feed each node's read p99 to the agent of its compute host."""
+        """Feed each node's read p99, and where the agent can poll the
+        node's latency histogram itself (its JMX endpoint), to the agent of
+        its compute host."""
         if self.hostagents is None:
             return
         by_id = {n['node_id']: n for n in nodes}
@@ -266,8 +268,10 @@ class MonitorManager(manager.Manager):
                     or latency is None or not sample.get('up'):
                 continue
             try:
-                self.hostagents.push_latency(ctxt, node['host'],
-                                             node['server_id'], latency)
+                self.hostagents.push_latency(
+                    ctxt, node['host'], node['server_id'], latency,
+                    jmx_host=node.get('jmx_host') or node.get('address'),
+                    jmx_port=node.get('jmx_port'))
             except Exception as exc:   # a cast; the next round tries again
                 LOG.warning('cannot push the latency of %s to host %s: %s',
                             node['node_id'], node['host'], exc)

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from elastman.hostagent import domains
 from elastman.hostagent import hookinstall
 
 HOOK = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'etc',
@@ -174,3 +175,18 @@ def test_hookinstall_renders_socket_and_installs(tmp_path):
     assert hookinstall.default_dest(str(tmp_path / 'other')).endswith(
         'qemu.d/elastman')
     assert hookinstall.default_dest(str(tmp_path / 'hooks')).endswith('qemu')
+
+
+@pytest.mark.parametrize('value,expected', [
+    ('10.0.0.5:7199', '10.0.0.5:7199'), ('cass-1.local:7199', 'cass-1.local:7199'),
+    ('[fd00::5]:7199', '[fd00::5]:7199'), ('10.0.0.5', None),
+    ('10.0.0.5:0', None), ('10.0.0.5:99999', None), ('$(reboot):7199', None),
+    ('a b:7199', None)])
+def test_jmx_endpoint_from_the_elastman_element(value, expected):
+    xml = ("<domain><name>a</name><uuid>u</uuid><metadata>"
+           "<e:vm xmlns:e='http://openstack.org/xmlns/elastman/hostagent/1.0'"
+           " class='latency-critical' jmx='%s'/></metadata></domain>" % value)
+    ev = hook.build_event(['q', 'a', 'started', 'begin', '-'], xml.encode())
+    assert ev['jmx'] == expected
+    parsed = domains.HookEvent.from_json(json.dumps(dict(ev, v=1)).encode())
+    assert parsed.jmx == expected

@@ -39,7 +39,7 @@ def test_start_stop_without_libvirt(tmp_path):
         assert (tmp_path / 'state' / 'hook.sock').exists()
         agent.push_latency(None, 'vm', 12.0)
         assert agent.list_domains(None) == []
-        assert agent.controller_status(None)['mode'] == 'balm'
+        assert agent.controller_status(None)['mode'] == 'ladder'
         assert 'domain(s)' in agent.describe()
         agent.report_interference()
     finally:

@@ -153,8 +153,10 @@ class FakeHostAgents:
     def __init__(self):
         self.pushed = []
 
-    def push_latency(self, ctxt, server, vm, latency_ms):
+    def push_latency(self, ctxt, server, vm, latency_ms, jmx_host=None,
+                     jmx_port=None):
         self.pushed.append((server, vm, latency_ms))
+        self.endpoints = (jmx_host, jmx_port)
 
 
 def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
@@ -178,6 +180,8 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
     assert mgr.hostagents.pushed[-1] == ('cmp-1', 'vm-a',
                                          second['a']['read_p99_ms'])
     assert {p[:2] for p in mgr.hostagents.pushed} == {('cmp-1', 'vm-a')}
+    # where the agent can poll the node's histogram itself
+    assert mgr.hostagents.endpoints == ('127.0.0.1', 7199)
 
 
 def test_rpc_versions():
