@@ -61,6 +61,22 @@ hostagent_opts = [
                       '(the ladder waits longer for its most expensive '
                       'undo than for releasing a throttle; mode balm uses '
                       'reclaim_holdoff for both).'),
+    # adaptive CPU allocation (Guo's thesis, Table 4.2 defaults)
+    cfg.StrOpt('cpu_allocation', default='adaptive',
+               choices=[('adaptive', 'best-effort VMs get, every '
+                         'cpu_interval, the cores the latency-critical VMs '
+                         'of their NUMA node do not need (priority policy); '
+                         'each VM\'s request comes from its UIPT (best '
+                         'effort) or its SLO colour (latency critical)'),
+                        ('fixed', 'the quotas set at placement stay')],
+               help='How CPU is shared between latency-critical and '
+                    'best-effort VMs.'),
+    cfg.StrOpt('cpu_algorithm', default='hill_climbing',
+               choices=['hill_climbing', 'fuzzy'],
+               help='Inner controller of a best-effort VM\'s CPU request.'),
+    cfg.FloatOpt('cpu_interval', default=1.0, min=0.1,
+                 help='Measurement interval of the CPU allocation, seconds '
+                      '(1 s in Table 4.2).'),
     cfg.IntOpt('mba_min', default=10, min=1, max=100,
                help='Most restrictive MBA level (percent) of phase 1; '
                     'raised to the hardware minimum when resctrl reports '

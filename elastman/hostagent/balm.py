@@ -135,6 +135,13 @@ class SloMonitor:
         while q and q[0][0] < t - self.window:
             q.popleft()
 
+    def request_rate(self, vm: str, t: float) -> float | None:
+        """Reads per second in the window (histogram samples only)."""
+        polls = [c for (ts, c) in self._hist.get(vm, ()) if ts > t - self.window]
+        if not polls:
+            return None
+        return sum(sum(c.values()) for c in polls) / self.window
+
     def mark_change(self, t: float) -> None:
         """Forget samples taken before a reconfiguration at time ``t``."""
         self._since = t

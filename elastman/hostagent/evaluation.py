@@ -17,6 +17,7 @@ socket 0 as well). Policies:
 from __future__ import annotations
 
 import dataclasses
+import random
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import balm
@@ -139,3 +140,102 @@ def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
 
 def compare(policies=POLICIES, **kwargs) -> dict[str, RunResult]:
     return {p: run(p, **kwargs) for p in policies}
+
+
+# -- adaptive CPU allocation (Guo's thesis) on the simulated host ---------
+
+CPU_POLICIES = ('fixed', 'adaptive', 'adaptive-fuzzy')
+#: the LC VM's fixed quota: 3 of every 4 cores, the thesis' static quota
+FIXED_LC_CORES = 12.0
+
+
+@dataclasses.dataclass
+class CpuResult:
+    policy: str
+    be_cores: float          # the BE VM's mean cores: its work per second
+    violation: float         # fraction of ticks whose p99 is above the SLO
+    lc_served: float         # mean share of the LC demand it had cores for
+    lc_cores_high: float     # mean cores the LC VM could use, high phases
+    lc_cores_low: float
+    moves: int               # allocation changes applied
+    timeline: dict
+
+
+def run_cpu(policy: str, seconds: float = 600.0, seed: int = 42,
+            record: bool = False) -> CpuResult:
+    """One CPU-sharing policy on :class:`simulator.CpuSimHost`."""
+    from elastman.hostagent import cpualloc
+    host = sim.CpuSimHost(sim.CpuSimConfig(seed=seed))
+    cfg = host.cfg
+    monitor = balm.SloMonitor()
+    monitor.register('lc', 0, cfg.slo_ms)
+    fixed_be = cfg.cores - FIXED_LC_CORES
+    host.be_cap = fixed_be
+    adaptive = policy != 'fixed'
+    lc = cpualloc.SloTenant(FIXED_LC_CORES, floor=1.0,
+                            ceiling=cfg.cores - 0.5)
+    be = cpualloc.UiptTenant(fixed_be, min_cores=0.5, max_cores=cfg.cores,
+                             algorithm='fuzzy' if policy == 'adaptive-fuzzy'
+                             else 'hill_climbing',
+                             rng=random.Random(seed))
+    moves = 0
+
+    def apply() -> None:
+        nonlocal moves
+        alloc = cpualloc.allocate(cfg.cores, {'lc': lc.request},
+                                  {'be': be.request},
+                                  floors={'lc': 1.0, 'be': 0.5})
+        if abs(alloc.cores['be'] - host.be_cap) > 1e-9:
+            moves += 1
+            host.be_cap = alloc.cores['be']
+            monitor.mark_change(host.t)
+
+    ticks = int(round(seconds / cfg.tick))
+    per_interval = int(round(cpualloc.TABLE_4_2['interval_s'] / cfg.tick))
+    be_sum = bad = served = 0.0
+    high = [0.0, 0]
+    low = [0.0, 0]
+    acc_be = acc_used = 0.0
+    last_fast = -1.0
+    timeline = {'t': [], 'latency': [], 'be_cap': [], 'demand': []}
+    for i in range(ticks):
+        host.step()
+        sample = host.observe()
+        monitor.add_sample('lc', host.t, sample)
+        bad += sample > cfg.slo_ms
+        be_sum += host.be_cap
+        served += min(1.0, host.lc_cores / max(host.demand, 1e-9))
+        bucket = high if host.phase_level(host.t) >= max(
+            level for _, level in cfg.phases) else low
+        bucket[0] += host.lc_cores
+        bucket[1] += 1
+        acc_be += host.be_cap
+        acc_used += host.lc_used()
+        if adaptive:
+            ev = monitor.evaluate(host.t)
+            if ev.ready and ev.colour in balm.DANGER and \
+                    host.t - last_fast >= 0.1:
+                lc.danger()              # at the poll's pace
+                apply()
+                last_fast = host.t
+            if (i + 1) % per_interval == 0:
+                colour = ev.colour if ev.ready else balm.GREY
+                lc.update(colour, acc_used / per_interval)
+                cores = acc_be / per_interval
+                be.update(cores, host.uipt(cores))
+                apply()
+        if (i + 1) % per_interval == 0:
+            acc_be = acc_used = 0.0
+        if record:
+            timeline['t'].append(host.t)
+            timeline['latency'].append(sample)
+            timeline['be_cap'].append(host.be_cap)
+            timeline['demand'].append(host.demand)
+    return CpuResult(policy, be_sum / ticks, bad / ticks, served / ticks,
+                     high[0] / max(high[1], 1), low[0] / max(low[1], 1),
+                     moves, timeline)
+
+
+def compare_cpu(policies=CPU_POLICIES, **kwargs) -> dict[str, CpuResult]:
+    """Every CPU-sharing policy on the same simulated host."""
+    return {p: run_cpu(p, **kwargs) for p in policies}

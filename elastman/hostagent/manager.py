@@ -18,8 +18,11 @@ from oslo_log import log as logging
 
 from elastman.common import manager
 from elastman.hostagent import balm
+from elastman.hostagent import cpualloc
 from elastman.hostagent import domains
 from elastman.hostagent import fsguard
+from elastman.hostagent import interference
+from elastman.hostagent import perfcounters
 from elastman.hostagent import placement
 from elastman.hostagent import platform as platform_mod
 from elastman.hostagent import probes
@@ -69,6 +72,17 @@ class HostAgentManager(manager.Manager):
         self._lc_nodes: dict[str, int] = {}
         # JMX endpoints of VMs' Cassandra nodes, from the monitor's pushes
         self._endpoints: dict[str, tuple[str, int]] = {}
+        # the interference index: every placed VM's QEMU pid and home node
+        self._pids: dict[str, int] = {}
+        self._homes: dict[str, int] = {}
+        self.counters = interference.CounterReader()
+        self._last_counters: dict[str, interference.Counters] = {}
+        self._normaliser = interference.Normaliser()
+        self.index_model = interference.IndexModel()
+        # adaptive CPU allocation
+        self.allocator: cpualloc.HostAllocator | None = None
+        self._cpu_prev: dict[str, tuple[float, float, float]] = {}
+        self._uipt: dict[int, perfcounters.ProcessCounters | None] = {}
         self._notifier = None
         self.events_applied = 0
 
@@ -85,6 +99,11 @@ class HostAgentManager(manager.Manager):
         self.domain_ops = placement.DomainOps(self._connection, self.topology)
         self.platform = platform_mod.LinuxPlatform(
             self.topology, rc, domain_ops=self.domain_ops)
+        self.counters = interference.CounterReader(rc)
+        if self.group.cpu_allocation == 'adaptive':
+            self.allocator = cpualloc.HostAllocator(
+                {n: len(node.cpus) for n, node in self.topology.nodes.items()
+                 if node.cpus}, algorithm=self.group.cpu_algorithm)
         cfg = balm.BalmConfig.from_conf(self.group)
         cfg.mba_min = max(cfg.mba_min, self.topology.resctrl.mba_min
                           if self.topology.resctrl.mba else cfg.mba_min)
@@ -108,6 +127,7 @@ class HostAgentManager(manager.Manager):
             t.join(5)
         self._threads = []
         self.probe.close()
+        self.counters.close()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -117,7 +137,8 @@ class HostAgentManager(manager.Manager):
 
     def periodic_tasks(self):
         return [(self.resync, 60.0),
-                (self.report_interference, self.group.report_interval)]
+                (self.report_interference, self.group.report_interval),
+                (self.allocate_cpu, self.group.cpu_interval)]
 
     def _spawn(self, target, name: str) -> None:
         t = threading.Thread(target=target, name=name, daemon=True)
@@ -188,6 +209,9 @@ class HostAgentManager(manager.Manager):
                                     self.group.be_vcpu_quota)
         applied = placement.apply(self._connection(), dom, decision)
         pid = placement.qemu_pid(dom)
+        if pid:
+            self._pids[dom.uuid] = pid
+        self._homes[dom.uuid] = self._home_node(decision)
         if dom.latency_critical:
             self._lc_nodes[dom.uuid] = decision.node
             self.monitor.register(dom.uuid, decision.node,
@@ -233,8 +257,13 @@ class HostAgentManager(manager.Manager):
 
     def _forget(self, dom: domains.Domain) -> None:
         self._lc_nodes.pop(dom.uuid, None)
+        self._pids.pop(dom.uuid, None)
+        self._homes.pop(dom.uuid, None)
         if self.platform is not None:
-            self.domain_ops.quotas.pop(dom.uuid, None)
+            self.domain_ops.forget(dom.uuid)
+        if self.allocator is not None:
+            self.allocator.forget(dom.uuid)
+        self._cpu_prev.pop(dom.uuid, None)
         self.monitor.unregister(dom.uuid)
         self.probe.unwatch(dom.uuid)
         if self.platform is not None and \
@@ -277,21 +306,92 @@ class HostAgentManager(manager.Manager):
     def _escalate(self, info: dict) -> None:
         self._notify('hostagent.escalation', dict(info, host=self.conf.host))
 
-    def report_interference(self) -> None:
-        """Publish a per-VM interference index for the trainer."""
+    def _performance(self, vm: str, pid: int) -> tuple[float, float] | None:
+        """(CPUs used, UIPT or CPU time per second) since the last call."""
+        try:
+            cpu, _, _ = interference.read_proc(pid)
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid not in self._uipt:
+            self._uipt[pid] = perfcounters.open_counters(
+                pid, ('instructions_user',))
+        counters = self._uipt[pid]
+        instr = counters.read()['instructions_user'] if counters else None
+        now = time.monotonic()
+        prev = self._cpu_prev.get(vm)
+        self._cpu_prev[vm] = (now, cpu, instr if instr is not None else -1)
+        if prev is None or now <= prev[0]:
+            return None
+        used = (cpu - prev[1]) / (now - prev[0])
+        if instr is not None and prev[2] >= 0:
+            return used, (instr - prev[2]) / (now - prev[0])
+        return used, used
+
+    def allocate_cpu(self) -> dict[str, float]:
+        """One measurement interval of the adaptive CPU allocation: every
+        VM's performance, the LC VMs' colours, new caps for the BE VMs."""
+        if self.allocator is None or self.platform is None:
+            return {}
         ev = self.monitor.evaluate(time.monotonic())
+        colours = {vm: balm.colour_of(lat, self.monitor.vms[vm][1],
+                                      self.group.yellow_threshold,
+                                      self.group.green_threshold)
+                   for vm, lat in ev.latency.items() if vm in self.monitor.vms}
+        vms = {}
+        for vm, pid in list(self._pids.items()):
+            dom = self.registry.get(vm)
+            perf = self._performance(vm, pid)
+            if dom is None or perf is None:
+                continue
+            node = self._homes.get(vm, 0)
+            vcpus = dom.vcpus or 1
+            cpus = len(self.topology.nodes[node].cpus) \
+                if node in self.topology.nodes else 1
+            vms[vm] = {'class': dom.vm_class, 'node': node, 'vcpus': vcpus,
+                       'cores': self.domain_ops.cap_cores(vm, vcpus, cpus),
+                       'used': perf[0], 'perf': perf[1]}
+        caps = self.allocator.interval(vms, colours)
+        for vm, cores in caps.items():
+            if abs(cores - vms[vm]['cores']) < 0.05:
+                continue
+            try:
+                self.domain_ops.set_cap(vm, cores, vms[vm]['vcpus'])
+            except Exception as exc:  # noqa: BLE001 - the next interval retries
+                LOG.warning('cannot cap %s at %.2f cores: %s', vm, cores, exc)
+        return caps
+
+    def report_interference(self) -> dict:
+        """Publish each LC VM's interference index (Hubbub-Scale), computed
+        from the host's counters of every placed VM since the last report
+        (:mod:`elastman.hostagent.interference`); returns the payload."""
+        current = self.counters.read(dict(self._pids))
+        previous, self._last_counters = self._last_counters, current
+        per_vm = {vm: interference.rates(previous[vm], c)
+                  for vm, c in current.items() if vm in previous}
+        per_vm = {vm: r for vm, r in per_vm.items() if r is not None}
+        now = time.monotonic()
+        ev = self.monitor.evaluate(now)
         payload = {}
         for vm, (node, slo) in self.monitor.vms.items():
-            lat = ev.latency.get(vm)
-            if lat is None:
+            cpus = len(self.topology.nodes[node].cpus) \
+                if self.topology and node in self.topology.nodes else 1
+            feats = interference.features(vm, node, self._homes, cpus,
+                                          per_vm, self._normaliser)
+            if not feats:
                 continue
-            green = slo * (1.0 - self.group.green_threshold)
-            index = min(1.0, max(0.0, (lat - green) / max(slo - green, 1e-9)))
+            lat = ev.latency.get(vm)
+            self.index_model.observe(vm, feats, lat,
+                                     self.monitor.request_rate(vm, now))
+            index, source = self.index_model.index(feats)
             payload[vm] = {'interference_index': round(index, 4),
+                           'index_source': source,
+                           'features': {k: round(v, 4)
+                                        for k, v in feats.items()},
                            'latency_ms': lat, 'slo_ms': slo, 'node': node}
         if payload:
             self._notify('hostagent.interference',
                          {'host': self.conf.host, 'vms': payload})
+        return payload
 
     def _notify(self, event_type: str, payload: dict) -> None:
         if self.transport is None:

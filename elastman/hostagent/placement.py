@@ -101,11 +101,13 @@ def qemu_pid(domain: dom_mod.Domain, run_dir: str = '/run/libvirt/qemu') -> int 
 
 
 class DomainOps:
-    """Live changes to running domains for the controller's CPU rungs.
+    """Live CPU changes to running domains: the ladder's CPU rungs and the
+    adaptive CPU allocation.
 
-    ``connect`` returns a libvirt connection; ``quotas`` maps a domain UUID
-    to the ``vcpu_quota`` it was placed with (-1: unlimited), the 100% of
-    its CPU share.
+    A VM's ``vcpu_quota`` is its full quota times the ladder's share. The
+    full quota is the allocator's cap when it set one, else the quota the
+    VM was placed with (``quotas``; -1: unlimited, a period's worth once a
+    share below 1 applies).
     """
 
     PERIOD = 100000
@@ -114,20 +116,47 @@ class DomainOps:
         self.connect = connect
         self.topology = topology
         self.quotas: dict[str, int] = {}
+        self.caps: dict[str, int] = {}
+        self.shares: dict[str, float] = {}
+
+    def forget(self, uuid: str) -> None:
+        for d in (self.quotas, self.caps, self.shares):
+            d.pop(uuid, None)
+
+    def quota_of(self, uuid: str) -> int:
+        """The vcpu_quota the VM should have now (-1: unlimited)."""
+        full = self.caps.get(uuid) or max(self.quotas.get(uuid, -1), -1)
+        share = self.shares.get(uuid, 1.0)
+        if full <= 0:
+            if share >= 1.0:
+                return -1
+            full = self.PERIOD
+        return max(1000, int(round(full * min(1.0, share))))
+
+    def _apply(self, uuid: str) -> int:
+        quota = self.quota_of(uuid)
+        dom = self.connect().lookupByUUIDString(uuid)
+        dom.setSchedulerParametersFlags(
+            {'vcpu_quota': quota, 'vcpu_period': self.PERIOD}, AFFECT_LIVE)
+        return quota
 
     def set_cpu_share(self, uuid: str, share: float) -> int:
-        """vcpu_quota = share x the placement quota (x the period when the
-        domain was placed unlimited); returns the quota set."""
-        base = self.quotas.get(uuid, -1)
-        full = base if base > 0 else self.PERIOD
-        quota = -1 if share >= 1.0 and base <= 0 else \
-            max(1000, int(round(full * share)))
-        dom = self.connect().lookupByUUIDString(uuid)
-        params = {'vcpu_quota': quota}
-        if base <= 0:
-            params['vcpu_period'] = self.PERIOD
-        dom.setSchedulerParametersFlags(params, AFFECT_LIVE)
-        return quota
+        """The ladder's throttle: ``share`` of the full quota."""
+        self.shares[uuid] = float(share)
+        return self._apply(uuid)
+
+    def set_cap(self, uuid: str, cores: float, vcpus: int) -> int:
+        """The allocator's cap: ``cores`` for the whole VM."""
+        self.caps[uuid] = max(1000, int(round(
+            cores / max(1, vcpus) * self.PERIOD)))
+        return self._apply(uuid)
+
+    def cap_cores(self, uuid: str, vcpus: int, node_cpus: int) -> float:
+        """The cores the VM may use now (its full quota, not the share)."""
+        full = self.caps.get(uuid) or self.quotas.get(uuid, -1)
+        if full <= 0:
+            return float(min(vcpus, node_cpus))
+        return full / self.PERIOD * vcpus
 
     def pin_to_node(self, uuid: str, node: int) -> list[int]:
         """Pin every vCPU and the emulator to the CPUs of ``node``."""

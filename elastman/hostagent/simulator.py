@@ -225,3 +225,79 @@ class SimulatedHost(Platform):
         """One noisy p99 sample of an LC VM, as a probe would report it."""
         return self.lc_true_latency[lc] * math.exp(
             self.rng.gauss(0.0, self.cfg.noise))
+
+
+@dataclasses.dataclass
+class CpuSimConfig:
+    """A host whose cores a latency-critical and a best-effort VM share.
+
+    The LC VM needs ``demand`` cores (its phase's level times a lognormal
+    factor drawn each second: bursts); given ``a`` cores its p99 follows
+    ``base * (1 + k rho^2 / (1 - rho))`` with ``rho = demand / a`` (4th power
+    growth beyond saturation), observed with lognormal noise each tick. The
+    BE VM is CPU-bound and scales linearly: it uses its whole cap, and the
+    LC VM gets the rest of the host. UIPT is proportional to the cores each
+    VM turns into work, with ``uipt_noise``.
+    """
+
+    cores: float = 16.0
+    tick: float = 0.02
+    slo_ms: float = 35.0
+    base_ms: float = 8.0
+    latency_k: float = 0.7
+    phases: tuple[tuple[float, float], ...] = ((60.0, 8.0), (60.0, 3.0))
+    burst_sigma: float = 0.12
+    noise: float = 0.03
+    uipt_noise: float = 0.03
+    seed: int = 42
+
+
+class CpuSimHost:
+    """Advance with :meth:`step`; the policy sets ``be_cap`` (cores)."""
+
+    def __init__(self, config: CpuSimConfig | None = None) -> None:
+        self.cfg = config or CpuSimConfig()
+        self.rng = random.Random(self.cfg.seed)
+        self.t = 0.0
+        self.be_cap = 0.0
+        self._second = -1
+        self._burst = 1.0
+        self.demand = 0.0
+        self.lc_cores = 0.0
+        self.lc_latency = 0.0
+
+    def phase_level(self, t: float) -> float:
+        period = sum(d for d, _ in self.cfg.phases)
+        x = t % period
+        for duration, level in self.cfg.phases:
+            if x < duration:
+                return level
+            x -= duration
+        return self.cfg.phases[-1][1]
+
+    def step(self) -> None:
+        cfg = self.cfg
+        second = int(self.t)
+        if second != self._second:
+            self._second = second
+            self._burst = math.exp(self.rng.gauss(0.0, cfg.burst_sigma))
+        self.demand = self.phase_level(self.t) * self._burst
+        self.lc_cores = max(0.05, cfg.cores - self.be_cap)
+        rho = self.demand / self.lc_cores
+        r = min(rho, 0.98)
+        lat = cfg.base_ms * (1.0 + cfg.latency_k * r * r / (1.0 - r))
+        if rho > 0.98:
+            lat *= (rho / 0.98) ** 4
+        self.lc_latency = lat
+        self.t += cfg.tick
+
+    def observe(self) -> float:
+        return self.lc_latency * math.exp(self.rng.gauss(0.0, self.cfg.noise))
+
+    def lc_used(self) -> float:
+        return min(self.demand, self.lc_cores)
+
+    def uipt(self, cores_used: float) -> float:
+        """Instructions per second of a VM that worked ``cores_used`` cores
+        (in units of one core's instructions per second)."""
+        return cores_used * math.exp(self.rng.gauss(0.0, self.cfg.uipt_noise))

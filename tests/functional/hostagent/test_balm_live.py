@@ -220,6 +220,36 @@ def test_every_rung_on_a_real_domain(libvirt_conn, installed_hook,
         agent.stop()
 
 
+def test_interference_index_and_cpu_allocation_on_real_domains(
+        libvirt_conn, installed_hook, fake_sysfs, domains_to_clean, tmp_path):
+    """The agent's periodic tasks on real QEMU processes: an interference
+    index from their /proc counters, and a CPU cap applied through libvirt."""
+    state_dir, _ = installed_hook
+    agent = make_agent(state_dir, fake_sysfs, tmp_path,
+                       controller_enabled=False)
+    agent.start()
+    try:
+        lc, _ = start_domain(libvirt_conn, domains_to_clean,
+                             'latency-critical')
+        be, _ = start_domain(libvirt_conn, domains_to_clean, 'best-effort')
+        assert wait(lambda: agent.events_applied >= 2, 30)
+        assert set(agent._pids) == {lc.UUIDString(), be.UUIDString()}
+        assert agent.report_interference() == {}      # the first reading
+        assert agent.allocate_cpu() == {}
+        time.sleep(1.0)
+        report = agent.report_interference()[lc.UUIDString()]
+        assert 0.0 <= report['interference_index'] <= 1.0
+        assert report['index_source'] == 'prior'      # no latency signal
+        assert set(report['features']) >= {'lc_run_delay', 'corunner_cpu'}
+        caps = agent.allocate_cpu()
+        assert set(caps) == {be.UUIDString()}         # LC VMs are not capped
+        quota = agent.domain_ops.quota_of(be.UUIDString())
+        assert quota != 50000 or abs(caps[be.UUIDString()] - 0.5) < 0.05
+        assert 'vcpu_quota     : %d' % quota in virsh('schedinfo', be.name())
+    finally:
+        agent.stop()
+
+
 def test_mba_rung_on_real_resctrl(libvirt_conn, installed_hook,
                                   domains_to_clean, tmp_path):
     info = topology.read_resctrl('/sys/fs/resctrl')
