@@ -77,7 +77,8 @@ class ActuatorManager(manager.Manager):
         if self.transport is not None:
             self._listener = rpc.get_listener(
                 self.conf, rpc.get_notification_transport(self.conf),
-                [hostevents.HostEventsEndpoint(self.store)], pool='actuator')
+                [hostevents.HostEventsEndpoint(self.store, self.driver,
+                                               self.conf)], pool='actuator')
             self._listener.start()
 
     def stop(self) -> None:

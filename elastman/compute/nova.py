@@ -402,6 +402,15 @@ class NovaDriver(base.ComputeDriver):
                 return
             raise
 
+    def live_migrate(self, server_id: str, host: str | None = None) -> None:
+        """Ask Nova to live-migrate the server (to ``host``, or where its
+        scheduler decides); returns once Nova accepted the request."""
+        LOG.info('Live-migrating server %s', server_id)
+        with self._errors('live-migrating server %s' % server_id):
+            self._call(self.conn.compute.live_migrate_server, server_id,
+                       host=host, block_migration='auto',
+                       idempotent=False)
+
     def wait_for_state(self, server_id: str, statuses: Iterable[str] | str,
                        timeout: float | None = None,
                        interval: float | None = None,

@@ -43,6 +43,12 @@ actuator_opts = [
                     'interference report of a VM is too old to use; the '
                     'VM then counts as free of interference when the '
                     'decision picks which node to remove.'),
+    cfg.BoolOpt('live_migrate_on_escalation', default=False,
+                help='Carry out the live migration a host agent recommends '
+                     'when its escalation ladder runs out (the server it '
+                     'names, to a host Nova\'s scheduler picks). Off, the '
+                     'recommendation is only recorded with the host\'s '
+                     'details, where the hosts API shows it.'),
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
     cfg.IntOpt('backoff_base', default=300, min=0,

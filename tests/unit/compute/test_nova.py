@@ -471,3 +471,17 @@ def test_driver_is_a_plugin(nova_conf):
     driver = base.load_driver(nova_conf, 'nova')
     assert isinstance(driver, nova.NovaDriver)
     driver.close()
+
+
+def test_live_migrate_lets_the_scheduler_pick_the_host(driver, conn):
+    conn.compute.live_migrate_server = \
+        lambda server, **kw: conn.compute._record('live_migrate_server',
+                                                  server, **kw)
+    driver.live_migrate('srv-9')
+    assert calls(conn, 'live_migrate_server') == [
+        ('live_migrate_server', ('srv-9',),
+         {'host': None, 'block_migration': 'auto'})]
+    conn.compute.fail['live_migrate_server'] = [
+        os_exc.HttpException('migration refused', http_status=400)]
+    with pytest.raises(base.ComputeError, match='live-migrating server srv-9'):
+        driver.live_migrate('srv-9')
