@@ -37,7 +37,8 @@ def _sample_load(row: dict) -> dict[str, Any]:
     """The keys of a stored sample the decision reads: load, sizes, the SLO
     metrics (the monitor keeps the queue-inclusive one in ``extra``) and the
     capacity model's interference index (0 when the node's host reported
-    none)."""
+    none).
+    """
     out = {k: v for k, v in row.items()
            if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')
            or k.endswith('_p99_ms')}

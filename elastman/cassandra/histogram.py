@@ -122,7 +122,8 @@ def quantile(counts: Mapping[int, int], q: float) -> float | None:
     """The q-quantile of a sparse histogram ``{bucket: count}``, placed
     linearly inside its bucket (the buckets are about 20% wide, so the upper
     bound alone would move a latency just above one bound to the next: a
-    29.6 ms read would count as 35.4 ms); None for an empty histogram."""
+    29.6 ms read would count as 35.4 ms); None for an empty histogram.
+    """
     items = sorted((int(i), int(c)) for i, c in counts.items() if c > 0)
     n = sum(c for _, c in items)
     if n == 0:

@@ -404,7 +404,8 @@ class NovaDriver(base.ComputeDriver):
 
     def live_migrate(self, server_id: str, host: str | None = None) -> None:
         """Ask Nova to live-migrate the server (to ``host``, or where its
-        scheduler decides); returns once Nova accepted the request."""
+        scheduler decides); returns once Nova accepted the request.
+        """
         LOG.info('Live-migrating server %s', server_id)
         with self._errors('live-migrating server %s' % server_id):
             self._call(self.conn.compute.live_migrate_server, server_id,

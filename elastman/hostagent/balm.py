@@ -127,7 +127,8 @@ class SloMonitor:
     def add_histogram(self, vm: str, t: float,
                       counts: Mapping[int, int]) -> None:
         """The requests of one poll: ``{bucket index: count}`` (microsecond
-        buckets of Cassandra's latency histograms)."""
+        buckets of Cassandra's latency histograms).
+        """
         q = self._hist.get(vm)
         if q is None:
             return
@@ -492,7 +493,8 @@ class BalmController:
 
     def _pin_target(self, vm: str, victims, ev: Evaluation) -> int | None:
         """Where re-pinning ``vm``'s vCPUs takes load off the victim and
-        hurts nobody (Merlin's checks), or None."""
+        hurts nobody (Merlin's checks), or None.
+        """
         if 'vcpu_pin' not in self.rungs or vm in self._pin_tried or \
                 len(victims) != 1 or not self.platform.can_repin(vm):
             return None
@@ -513,7 +515,8 @@ class BalmController:
     def _repin(self, vm: str, node: int, victims, ev: Evaluation
                ) -> Generator[None, None, tuple[Evaluation, bool]]:
         """Move ``vm``'s vCPUs to ``node``; undone when it hurts another
-        node. Returns (evaluation, kept)."""
+        node. Returns (evaluation, kept).
+        """
         self._pin_tried.add(vm)
         old = self.platform.home_node(vm)
         before = ev
@@ -591,7 +594,8 @@ class BalmController:
 
     def _hurt(self, before: Evaluation, after: Evaluation, victims) -> bool:
         """Repercussion check: a node other than the victims turned red (the
-        paper's BALM), or yellow or red (the ladder)."""
+        paper's BALM), or yellow or red (the ladder).
+        """
         bad = DANGER if self.cfg.mode == 'ladder' else frozenset({RED})
         return any(c in bad and before.per_node.get(n) not in bad
                    and n not in victims for n, c in after.per_node.items())
@@ -605,12 +609,13 @@ class BalmController:
                        ) -> Generator[None, None, tuple[Evaluation, float]]:
         """Move batches src->dst until the colour is in ``goal``, no pages
         are left or ``max_batches`` moved; returns (evaluation, bytes moved).
-        A batch that hurts another node is moved back."""
+        A batch that hurts another node is moved back.
+        """
         limit = self.cfg.max_batches if max_batches is None else max_batches
         batches = 0
         total = 0.0
-        while batches < limit and (max_batches is not None or
-                                   ev.colour not in goal):
+        while batches < limit and (max_batches is not None
+                                   or ev.colour not in goal):
             before = ev
             moved = self.platform.migrate(vm, src, dst, self.cfg.batch_bytes)
             if moved <= 0:
@@ -647,7 +652,8 @@ class BalmController:
 
         Throttles are released first (cheap to undo); pages move back only
         after ``page_reclaim_holdoff`` s of green. Returns False when the
-        step had to be undone (or nothing to do)."""
+        step had to be undone (or nothing to do).
+        """
         for vm in sorted(self.best_effort,
                          key=lambda v: min([self._level(r, v) for r in
                                             self._throttles(v)] or [100.0])):

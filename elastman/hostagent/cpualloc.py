@@ -62,7 +62,8 @@ def _tri(x: float, centre: float, half: float) -> float:
 def fuzzy(dy: float, du: float, gdy: float = 12.0, gdu: float = 1.0,
           gdc: float = 1.0) -> float:
     """Algorithms 3-4: Table 4.1's eight rules, min inference, weighted
-    average of the consequents' centres (+-1, +-2)."""
+    average of the consequents' centres (+-1, +-2).
+    """
     x = max(-1.0, min(1.0, du * gdu))
     inc_c, dec_c = _tri(x, 1.0, 2.0), _tri(x, -1.0, 2.0)
     y = max(-2.0, min(2.0, dy * gdy))
@@ -201,7 +202,8 @@ def allocate(total: float, lc_requests: Mapping[str, float],
              floors: Mapping[str, float] | None = None,
              be_weights: Mapping[str, float] | None = None) -> Allocation:
     """Priority with floors: every VM first gets its floor (guarantee),
-    latency-critical requests next, best-effort VMs share the rest."""
+    latency-critical requests next, best-effort VMs share the rest.
+    """
     floors = dict(floors or {})
     cores = {k: min(floors.get(k, 0.0), r) for k, r in
              {**lc_requests, **be_requests}.items()}

@@ -102,7 +102,8 @@ class CounterReader:
 
     def read(self, vms: Mapping[str, int]) -> dict[str, Counters]:
         """``{vm: Counters}`` for ``{vm: qemu pid}``; a vanished process
-        is left out."""
+        is left out.
+        """
         now = time.monotonic()
         out = {}
         for vm, pid in vms.items():
@@ -173,7 +174,8 @@ def features(lc: str, node: int, homes: Mapping[str, int],
              node_cpus: int, r: Mapping[str, Rates],
              norm: Normaliser) -> dict[str, float]:
     """The features of LC VM ``lc`` on ``node`` from every VM's rates;
-    features this host cannot measure are left out."""
+    features this host cannot measure are left out.
+    """
     mine = r.get(lc)
     if mine is None:
         return {}

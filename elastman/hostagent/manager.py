@@ -13,8 +13,8 @@ import queue
 import threading
 import time
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.common import manager
 from elastman.hostagent import balm
@@ -38,7 +38,8 @@ def socket_path(group) -> str:
 
 class HostAgentManager(manager.Manager):
     """RPC API 1.1: status, list_domains, get_domain, push_latency (with the
-    node's JMX endpoint since 1.1), controller_status."""
+    node's JMX endpoint since 1.1), controller_status.
+    """
 
     WORKER = 'hostagent'
     target = messaging.Target(version='1.1')
@@ -241,7 +242,8 @@ class HostAgentManager(manager.Manager):
 
     def _jmx_endpoint(self, dom: domains.Domain) -> tuple[str, int] | None:
         """Where the domain's Cassandra answers JMX: its metadata, the
-        monitor's last push, or ``[hostagent] jmx_endpoints``."""
+        monitor's last push, or ``[hostagent] jmx_endpoints``.
+        """
         configured = self.group.jmx_endpoints or {}
         for value in (dom.jmx, configured.get(dom.uuid),
                       configured.get(dom.name)):
@@ -329,7 +331,8 @@ class HostAgentManager(manager.Manager):
 
     def allocate_cpu(self) -> dict[str, float]:
         """One measurement interval of the adaptive CPU allocation: every
-        VM's performance, the LC VMs' colours, new caps for the BE VMs."""
+        VM's performance, the LC VMs' colours, new caps for the BE VMs.
+        """
         if self.allocator is None or self.platform is None:
             return {}
         ev = self.monitor.evaluate(time.monotonic())
@@ -363,7 +366,8 @@ class HostAgentManager(manager.Manager):
     def report_interference(self) -> dict:
         """Publish each LC VM's interference index (Hubbub-Scale), computed
         from the host's counters of every placed VM since the last report
-        (:mod:`elastman.hostagent.interference`); returns the payload."""
+        (:mod:`elastman.hostagent.interference`); returns the payload.
+        """
         current = self.counters.read(dict(self._pids))
         previous, self._last_counters = self._last_counters, current
         per_vm = {vm: interference.rates(previous[vm], c)
@@ -420,7 +424,8 @@ class HostAgentManager(manager.Manager):
                      jmx_port: int | None = None) -> None:
         """A latency sample of an LC VM (the monitor casts these), and since
         1.1 the JMX endpoint of its Cassandra node, which the jmx probe then
-        polls every ``poll_interval``."""
+        polls every ``poll_interval``.
+        """
         if latency_ms is not None and isinstance(self.probe,
                                                  probes.BusProbe):
             self.probe.push(vm, latency_ms)

@@ -88,7 +88,8 @@ class ProcessCounters:
 
     def read(self) -> dict[str, int]:
         """Counts since the counters were opened (threads that ended keep
-        what they counted)."""
+        what they counted).
+        """
         for tid in self._threads():
             for event in self.events:
                 if (tid, event) not in self._fds:
@@ -122,7 +123,8 @@ class ProcessCounters:
 
 def open_counters(pid: int, events) -> ProcessCounters | None:
     """Counters of ``pid``, or None when this host cannot count ``events``
-    (no PMU for hardware events, or the kernel refuses)."""
+    (no PMU for hardware events, or the kernel refuses).
+    """
     events = tuple(events)
     if any(EVENTS[e][0] == PERF_TYPE_HARDWARE for e in events) and \
             not pmu_available():

@@ -71,7 +71,8 @@ class Platform(abc.ABC):
 
     def get_cpu_share(self, vm: str) -> float | None:
         """The VM's CPU quota as a fraction of its placement quota (1.0 =
-        as placed); None when this host cannot change it."""
+        as placed); None when this host cannot change it.
+        """
         return None
 
     def set_cpu_share(self, vm: str, share: float) -> None:
@@ -207,7 +208,8 @@ class LinuxPlatform(Platform):
 
     def migrate(self, vm: str, src: int, dst: int, nbytes: float) -> float:
         """One batch; 0 (and ``last_error``) when the kernel refuses, e.g.
-        a destination node this host does not have."""
+        a destination node this host does not have.
+        """
         pid = self.vms[vm].get('pid')
         if not pid:
             return 0.0
@@ -215,7 +217,7 @@ class LinuxPlatform(Platform):
             return float(pagemigration.move_batch(pid, src, dst,
                                                   int(nbytes)))
         except OSError as exc:
-            self.last_error = 'move_pages %s %d->%d: %s' % (vm, src, dst,
-                                                           exc)
+            self.last_error = 'move_pages %s %d->%d: %s' % (
+                vm, src, dst, exc)
             LOG.warning('page migration of %s refused: %s', vm, exc)
             return 0.0

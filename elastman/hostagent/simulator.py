@@ -299,5 +299,6 @@ class CpuSimHost:
 
     def uipt(self, cores_used: float) -> float:
         """Instructions per second of a VM that worked ``cores_used`` cores
-        (in units of one core's instructions per second)."""
+        (in units of one core's instructions per second).
+        """
         return cores_used * math.exp(self.rng.gauss(0.0, self.cfg.uipt_noise))

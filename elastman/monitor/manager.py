@@ -238,7 +238,8 @@ class MonitorManager(manager.Manager):
     def _attach_interference(self, nodes: list[dict],
                              samples: list[dict]) -> None:
         """Put the host agents' interference index of each node into its
-        sample (``extra['interference_index']``), when fresh."""
+        sample (``extra['interference_index']``), when fresh.
+        """
         if self.store is None:
             return
         try:
@@ -256,7 +257,8 @@ class MonitorManager(manager.Manager):
     def _push_latencies(self, nodes: list[dict], samples: list[dict]) -> None:
         """Feed each node's read p99, and where the agent can poll the
         node's latency histogram itself (its JMX endpoint), to the agent of
-        its compute host."""
+        its compute host.
+        """
         if self.hostagents is None:
             return
         by_id = {n['node_id']: n for n in nodes}

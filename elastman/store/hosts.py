@@ -25,7 +25,8 @@ class HostRepository(base.Repository):
     def latest_vms(self, host: str, now: float, max_age: float) -> dict:
         """``{vm: {...}}`` of the host's newest report, or ``{}`` when the
         host has none or the newest is more than ``max_age`` s before
-        ``now`` (epoch seconds)."""
+        ``now`` (epoch seconds).
+        """
         page = self.reports(host, limit=1)
         if not page:
             return {}

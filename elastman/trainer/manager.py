@@ -165,7 +165,8 @@ class TrainerManager(manager.Manager):
     def _maybe_add_interference(self, cluster_id: str, state: _ClusterState,
                                 rows: list[dict]) -> None:
         """With ``interference_feature = auto``, the first sample carrying
-        the host agents' index makes it a dimension of the cluster's model."""
+        the host agents' index makes it a dimension of the cluster's model.
+        """
         registry = state.registry
         if self.conf.trainer.interference_feature != 'auto' or \
                 INTERFERENCE in registry.params.features or \

@@ -165,6 +165,6 @@ def test_host_reports_give_each_node_its_interference_index(store):
              {'node_id': 'd', 'host': None, 'server_id': 'vm-d'}]
     now = time.time()
     assert store.hosts.interference(nodes, now, 120) == {'a': 0.3}
-    assert store.hosts.interference(nodes, now, 3600) == {'a': 0.3,
-                                                         'c': 0.8}
+    assert store.hosts.interference(nodes, now, 3600) == {
+        'a': 0.3, 'c': 0.8}
     assert store.hosts.latest_vms('cmp-9', now, 120) == {}

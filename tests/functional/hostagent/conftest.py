@@ -15,8 +15,8 @@ import subprocess
 import time
 import uuid
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import hookinstall
@@ -174,7 +174,8 @@ def virsh(*args) -> str:
 
 def make_agent(state_dir, sysfs_root, tmp_path, **overrides):
     """A host agent with the default configuration, but for where it
-    writes and what it reads of the host (and ``overrides``)."""
+    writes and what it reads of the host (and ``overrides``).
+    """
     from elastman.hostagent import manager
     conf = cfg.ConfigOpts()
     conf.register_opt(cfg.StrOpt('host', default='test-host'))

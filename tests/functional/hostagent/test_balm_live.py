@@ -66,7 +66,8 @@ def _request_threads(pid: int) -> list[int]:
 def throttle(store_node):
     """``throttle()`` gives the store node's request threads 2 ms of CPU per
     100 ms (a neighbour taking the rest); the fixture puts them back where
-    they were, unthrottled."""
+    they were, unthrottled.
+    """
     try:
         version, root = cgroups.detect('v1')
     except cgroups.CgroupError as exc:
@@ -182,7 +183,8 @@ def test_colour_and_first_action_within_a_second_of_a_real_rise(
 def test_every_rung_on_a_real_domain(libvirt_conn, installed_hook,
                                      fake_sysfs, domains_to_clean, tmp_path):
     """Each rung's action on a running TCG guest, seen through virsh and
-    /proc; what this host cannot do is said, not skipped silently."""
+    /proc; what this host cannot do is said, not skipped silently.
+    """
     state_dir, _ = installed_hook
     agent = make_agent(state_dir, fake_sysfs, tmp_path,
                        controller_enabled=False)
@@ -223,7 +225,8 @@ def test_every_rung_on_a_real_domain(libvirt_conn, installed_hook,
 def test_interference_index_and_cpu_allocation_on_real_domains(
         libvirt_conn, installed_hook, fake_sysfs, domains_to_clean, tmp_path):
     """The agent's periodic tasks on real QEMU processes: an interference
-    index from their /proc counters, and a CPU cap applied through libvirt."""
+    index from their /proc counters, and a CPU cap applied through libvirt.
+    """
     state_dir, _ = installed_hook
     agent = make_agent(state_dir, fake_sysfs, tmp_path,
                        controller_enabled=False)

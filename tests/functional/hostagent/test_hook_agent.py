@@ -1,6 +1,7 @@
 """Real libvirtd + QEMU (TCG): hook -> agent -> placement visible in libvirt,
 and a VM still starts when the agent is down or its XML is hostile.
-The fixtures are in conftest.py."""
+The fixtures are in conftest.py.
+"""
 from __future__ import annotations
 
 import os
@@ -59,7 +60,7 @@ def test_vm_starts_when_agent_is_down(libvirt_conn, installed_hook,
 
 
 def test_vm_starts_when_the_agent_crashed(libvirt_conn, installed_hook,
-                                         domains_to_clean):
+                                          domains_to_clean):
     """A crashed agent leaves its socket behind, with nobody reading."""
     state_dir, sock = installed_hook
     os.makedirs(state_dir, exist_ok=True)

@@ -261,7 +261,8 @@ def test_a_new_cluster_starts_from_another_clusters_flavour_model(conf, store):
 def test_interference_index_becomes_a_model_dimension(conf, store):
     """[trainer] interference_feature = auto (the default): samples that
     carry the host agents' index add it to the model's features, and the
-    capacity then depends on it (Hubbub-Scale's third dimension)."""
+    capacity then depends on it (Hubbub-Scale's third dimension).
+    """
     conf.set_override('update_period', 60, 'trainer')
     try:
         cluster = store.clusters.create('p', 'ci', spec={}, policy={

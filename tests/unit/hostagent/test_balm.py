@@ -215,7 +215,8 @@ def test_ladder_repins_the_vcpus_when_the_memory_went_first():
 
 def test_repin_checks_the_target_and_the_vms_memory_first():
     """Merlin's checks before a vCPU move: the target's LCs are green, and
-    the VM's memory is not left behind on the victim node."""
+    the VM's memory is not left behind on the victim node.
+    """
     host = sim.SimulatedHost(sim.SimConfig(seed=4))
     host.add_be(sim.SimBE('hog', node=0), {0: 0.45, 1: 0.55})
     ctl = balm.BalmController(host, balm.SloMonitor(),
@@ -279,7 +280,8 @@ def test_ladder_moves_fewer_pages_than_balm_at_no_more_violation(
 
 def test_balm_gives_1_8x_mba_only_with_both_vms_on_one_socket(same_socket):
     """Done-when of issue 18 for BALM (scenario B, seed 42): scenario A
-    stays at 1.76x, see doc/source/hostagent.rst."""
+    stays at 1.76x, see doc/source/hostagent.rst.
+    """
     b, mba = same_socket['balm'], same_socket['mba']
     for threshold in (0.9, 1.0):
         bg, bv = b.high_load(threshold)

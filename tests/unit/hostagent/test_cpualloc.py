@@ -117,7 +117,8 @@ def cpu_comparison():
 
 def test_adaptive_allocation_beats_fixed_quotas(cpu_comparison):
     """Done-when of issue 18: the best-effort work of fixed quotas, or
-    more, at no more latency-critical SLO violation (seed 42)."""
+    more, at no more latency-critical SLO violation (seed 42).
+    """
     fixed = cpu_comparison['fixed']
     for name in ('adaptive', 'adaptive-fuzzy'):
         r = cpu_comparison[name]

@@ -1,5 +1,6 @@
 """The interference index: host counters -> features -> Hubbub-Scale's
-linear model (or the CPU-wait prior), and the agent's report."""
+linear model (or the CPU-wait prior), and the agent's report.
+"""
 from __future__ import annotations
 
 import os
@@ -10,12 +11,13 @@ import pytest
 
 from elastman.hostagent import interference
 from elastman.hostagent import perfcounters
-from tests.unit.hostagent.test_latency import _conf
+from tests.unit.hostagent.test_jmxlatency import _conf
 
 
 def _busy(seconds):
     """Burn ``seconds`` of this thread's CPU time (however long it takes on
-    a loaded machine)."""
+    a loaded machine).
+    """
     end = time.thread_time() + seconds
     while time.thread_time() < end:
         pass
@@ -77,7 +79,8 @@ def test_prior_is_the_cpu_wait_slowdown():
 
 def test_model_learns_the_drop_from_the_counters():
     """Latency grows with co-runner CPU and bandwidth as 0.4 cpu + 0.8 bw;
-    the fitted index tracks the drop, the prior does not see bandwidth."""
+    the fitted index tracks the drop, the prior does not see bandwidth.
+    """
     rng = random.Random(7)
     model = interference.IndexModel(min_pairs=30)
     for i in range(400):

@@ -1,8 +1,8 @@
 """The JMX latency signal's Python side against a stand-in for the poller
-JVM (the real JVM and a real Cassandra node: the functional tests)."""
+JVM (the real JVM and a real Cassandra node: the functional tests).
+"""
 from __future__ import annotations
 
-import os
 import stat
 import sys
 import time
