@@ -30,6 +30,10 @@ from elastman.store import model_state
 
 LOG = logging.getLogger(__name__)
 
+#: Node states of a dead node the healer replaces: they count towards the
+#: policy's floor (not towards the capacity).
+HEALING = ('DEAD', 'REPLACING')
+
 FORECAST_METRICS = workload.LOAD_KEYS
 
 
@@ -140,7 +144,7 @@ class Controller:
 
     def _state(self, cluster: dict, serving: list[dict], now: float,
                interference: dict[str, float],
-               in_band: list[str]) -> decision_mod.ClusterState:
+               in_band: list[str], healing: int = 0) -> decision_mod.ClusterState:
         cluster_id = cluster['id']
         unfinished = self.store.actions.unfinished(cluster_id)
         finished = [a for a in self.store.actions.list(cluster_id, limit=20)
@@ -155,7 +159,8 @@ class Controller:
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')),
-            in_warning_band=in_band, last_action_kind=last_kind)
+            in_warning_band=in_band, last_action_kind=last_kind,
+            healing=healing)
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,
                 recent: dict[str, list[dict]]) -> list[guard_mod.Round]:
@@ -206,8 +211,10 @@ class Controller:
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
         registry = model_state.load_state(self.store, str(cluster_id))
         interference = self._interference(serving, now)
+        healing = sum(1 for n in nodes if n.get('state') in HEALING) \
+            if policy.auto_heal else 0
         state = self._state(cluster, serving, now, interference,
-                            assessment.in_band if policy.guard else [])
+                            assessment.in_band if policy.guard else [], healing)
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
         inputs = {'forecast': forecast['forecast'], 'horizon_s': horizon,
                   'join_s': join_s, 'busy_s': busy_s, 'interference': interference,

@@ -91,6 +91,9 @@ class ClusterState:
     ``None``: the caller has handled warm-up). ``in_warning_band`` lists the
     VMs whose measured latency is in the guard's warning band or above the
     SLO (:mod:`elastman.actuator.guard`): while there is one, no scale-in.
+    ``healing`` counts dead nodes the healer will replace (they are not in
+    ``nodes``, but they count towards the floor, so that a replacement is
+    not doubled by a repair scale-out).
     """
 
     nodes: list[NodeInfo]
@@ -99,6 +102,7 @@ class ClusterState:
     started_at: float | None = None
     in_warning_band: list[str] = dataclasses.field(default_factory=list)
     last_action_kind: str | None = None
+    healing: int = 0
 
     @property
     def size(self) -> int:
@@ -358,7 +362,7 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
     if cooling and cluster.last_action_kind != SCALE_OUT:
         left = policy.cooldown_s - (now - cluster.last_action_at)
         return none('cooling down (%.0f s left)' % left, 'cooldown')
-    if cluster.size < policy.floor:
+    if cluster.size + cluster.healing < policy.floor:
         return _repair(policy, cluster, d)
     if (policy.warmup_s > 0 and cluster.started_at is not None
             and now - cluster.started_at < policy.warmup_s):

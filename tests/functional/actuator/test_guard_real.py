@@ -20,7 +20,7 @@ from tests.functional.monitor import load as load_mod
 
 INTERVAL = 10                # the monitor's sampling interval, seconds
 READS, WRITES, SIZE = 300.0, 100.0, 2000
-CUT_CPUS = 0.2               # the quota the nodes are cut to
+CUT_CPUS = 0.05              # the quota the nodes are cut to
 
 
 @pytest.fixture(scope='module')
@@ -81,9 +81,10 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
             _round(monitor, actuator, record, log)
             if len(log) >= 3 and all(v for _, p99 in log[-2:] for v in p99.values()):
                 break
-        base = max((v for _, p99 in log[-2:] for v in p99.values() if v), default=None)
-        assert base is not None, 'the nodes gave no latency under load: %s' % log
-        slo = max(5.0, 3 * base)
+        values = sorted(v for _, p99 in log[-2:] for v in p99.values() if v)
+        assert values, 'the nodes gave no latency under load: %s' % log
+        # three times the median: a spike of the loaded host does not set it
+        slo = max(4.0, 3 * values[len(values) // 2])
         record = store.clusters.update(record['id'], policy=dict(
             record['policy'], slo_threshold_ms=slo))
         for g in groups:

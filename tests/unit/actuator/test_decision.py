@@ -490,3 +490,11 @@ def test_zero_lower_bound_is_uncertain_not_a_violation():
     d = dec.decide(policy(min_size=1, replication_factor=1,
                           beyond_lower='over'), c, e, NOW)
     assert d.kind == dec.SCALE_OUT
+
+
+def test_nodes_being_healed_count_towards_the_floor():
+    c, e = cluster([(10, 100), (10, 100)])
+    assert dec.decide(policy(), c, e, NOW).reason.startswith('scale out by 1')
+    c.healing = 1
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE
