@@ -445,19 +445,23 @@ class Oracle(Policy):
 
     def start(self, sim):
         super().start(sim)
-        self.planner = oracle_mod.Planner(sim, z=self.z, min_size=MIN_SIZE)
+        initial = self.initial_size(sim.trace, sim.cfg, sim.flavors)
+        self.chosen, self.plan = oracle_mod.best_plan(sim, initial, self.name,
+                                                      min_size=MIN_SIZE, z=self.z)
 
     def control(self, sim):
-        add, remove, reason = self.planner.plan()
-        if not add and not remove:
-            return None
-        return Action(add=add, flavor=self.flavor, remove=remove, serialised=False,
-                      reason=reason or 'surplus %d over the next %d min' % (
-                          len(remove), self.planner.hold))
+        i = sim.minute - 1
+        # the twin the plan was made on and this cluster are the same
+        if sim.vms != self.chosen['vms'][i]:
+            raise RuntimeError('oracle: the cluster left its plan at minute %d '
+                               '(%d VMs, planned %d)' % (i, sim.vms, self.chosen['vms'][i]))
+        return self.plan.get(i)
 
     def describe(self) -> str:
         return ('oracle: future trace, capacities, joins and interference; the tail '
-                'over the SLO under 1%% with %g standard deviations' % self.z)
+                'over the SLO under 1%% with %g standard deviations; %s'
+                % (self.z, 'scales out while a join still fits' if
+                   self.chosen['room_to_grow'] else 'scales out when a minute would break'))
 
 
 def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:

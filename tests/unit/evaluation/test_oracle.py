@@ -108,6 +108,9 @@ def test_no_violation_minute_even_with_frequent_interference(name):
     res = sm.run(trace, oracle, cfg, FLAVORS, 1)
     target = sm.run(trace, pol.TargetTracking(), cfg, FLAVORS, 1)
     assert res['series']['violation'].sum() == 0
+    # the plan chosen on the twin cluster is what the cluster did
+    assert res['series']['vms'].sum() == oracle.chosen['vm_minutes']
+    assert oracle.chosen['violation_minutes'] == 0
     assert target['series']['violation'].sum() > 0
     assert res['series']['vms'].sum() < target['series']['vms'].sum()
     assert oracle.replaced
@@ -115,3 +118,24 @@ def test_no_violation_minute_even_with_frequent_interference(name):
     for k, t in oracle.replaced:
         starts = [s for s, e, _ in lottery.episodes(k) if e > t]
         assert min(starts) >= t + cfg.decommission_s
+
+
+def test_the_cheaper_of_the_two_scale_out_rules_is_kept():
+    cfg = sm.SimConfig()
+    trace = tr.load('steps', 20, None, 1, cfg.hardware)
+    sim = sm.SimCluster(trace, cfg, FLAVORS, {'m1.medium': 10}, 1, 'oracle')
+    chosen, plan = om.best_plan(sim, {'m1.medium': 10}, 'oracle')
+    costs = {}
+    for room in (False, True):
+        twin = sm.SimCluster(trace, cfg, FLAVORS, {'m1.medium': 10}, 1, 'oracle')
+        planner = om.Planner(twin, room_to_grow=room)
+        vms = 0
+        for _ in range(len(trace)):
+            vms += twin.step()['vms']
+            add, remove, _ = planner.plan()
+            if add or remove:
+                twin.apply(sm.Action(add=add, flavor='m1.medium', remove=remove))
+        costs[room] = vms
+    assert chosen['vm_minutes'] == min(costs.values())
+    assert costs[chosen['room_to_grow']] == chosen['vm_minutes']
+    assert plan and all(isinstance(a, sm.Action) for a in plan.values())
