@@ -92,6 +92,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             cluster_id uuid PRIMARY KEY, secret blob,
             updated_at timestamp)""",
     )),
+    Migration(4, 'forecasts carry their peak and its upper quantile', (
+        'ALTER TABLE forecasts ADD IF NOT EXISTS peak list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS upper list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS quantile double',
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -8,7 +8,7 @@ from elastman.osc.v1 import common
 MODEL_COLUMNS = ('scope', 'key', 'version', 'params', 'summary',
                  'created_at', 'document')
 FORECAST_COLUMNS = ('metric', 'ts', 'step_s', 'horizon_s', 'predicted',
-                    'forecaster', 'weights')
+                    'peak', 'upper', 'quantile', 'forecaster', 'weights')
 
 
 class ListModel(command.Lister):
