@@ -70,7 +70,10 @@ class Controller:
     # -- inputs ------------------------------------------------------------------
     def _forecast(self, cluster_id, now: float,
                   horizon_s: float, plan_on: str = 'point') -> dict[str, Any]:
-        """The highest predicted value of each metric within the horizon."""
+        """The highest predicted value of each metric within the horizon:
+        the forecast's peak (the highest value of its point path in a row
+        without one), or its upper quantile with ``plan_on = 'quantile'``
+        (the peak when the row has no quantile)."""
         predicted, info = {}, {}
         for metric in FORECAST_METRICS:
             try:
@@ -82,11 +85,15 @@ class Controller:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
             steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
-            series = row.get('upper') if plan_on == 'quantile' else None
-            used = 'quantile' if series else 'point'
-            values = list(series or row['predicted'])[:steps] or [0.0]
-            predicted[metric] = max(values)
+            point = max(list(row.get('peak') or [])[:steps] or
+                        list(row['predicted'])[:steps] or [0.0])
+            upper = list(row.get('upper') or [])[:steps]
+            used = 'quantile' if plan_on == 'quantile' and upper else 'point'
+            predicted[metric] = max(upper) if used == 'quantile' else point
             info[metric] = {'value': predicted[metric], 'used': used,
+                            'point': point,
+                            'upper': max(upper) if upper else None,
+                            'quantile': row.get('quantile'),
                             'horizon_s': horizon_s,
                             'forecaster': row['forecaster'],
                             'weights': dict(row['weights'] or {}),

@@ -93,7 +93,10 @@ def forecast(row: dict) -> dict:
             'ts': ts(row['ts']), 'horizon_s': row['horizon_s'],
             'step_s': row['step_s'], 'predicted': list(row['predicted'] or []),
             'forecaster': row['forecaster'],
-            'weights': dict(row['weights'] or {})}
+            'weights': dict(row['weights'] or {}),
+            'peak': list(row.get('peak') or []),
+            'upper': list(row.get('upper') or []),
+            'quantile': row.get('quantile')}
 
 
 def model(scope: str, key: str, row: dict, document: bool = True) -> dict:

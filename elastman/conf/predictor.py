@@ -80,6 +80,16 @@ predictor_opts = [
         'heaviest one after renormalisation, so it can be chosen '
         'again soon after the workload changes shape.',
     ),
+    cfg.FloatOpt(
+        'quantile',
+        default=0.9,
+        min=0.5,
+        max=0.999,
+        help='Level of the upper bound each forecast carries: the bound '
+        'on the highest value within each lead is learnt online so that '
+        'the actual peak stays below it in this fraction of the rounds.  '
+        'A scaling policy with plan_on=quantile plans on it.',
+    ),
     cfg.IntOpt(
         'history_window',
         default=4032,

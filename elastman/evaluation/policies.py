@@ -338,6 +338,13 @@ class Elastman(Policy):
                 pending.append((t0, flavor, ordinals, joined))
         self.joining = pending
 
+    def _planned(self, fc) -> float:
+        """The peak the policy plans on (``plan_on``): the forecast's or
+        its upper quantile."""
+        if self.policy.plan_on == 'quantile' and fc.upper:
+            return max(fc.upper)
+        return max(fc.values)
+
     def _forecast(self, sim: SimCluster, horizon: int) -> tuple[dict[str, float], str]:
         reads, writes = sim.period_reads, sim.period_writes
         if not self.predict or not reads:
@@ -346,14 +353,14 @@ class Elastman(Policy):
             # one series (reads + writes), split by the last period's read share
             hist = [r + w for r, w in zip(reads[-600:], writes[-600:])]
             fc = self.ensemble.predict('total', hist, horizon=horizon)
-            total = max(fc.values)
+            total = self._planned(fc)
             share = reads[-1] / hist[-1] if hist[-1] > 0 else 0.5
             return ({'reads_per_s': total * share, 'writes_per_s': total * (1 - share)},
                     fc.chosen or '-')
         out, chosen = {}, []
         for key, hist in (('reads_per_s', reads), ('writes_per_s', writes)):
             fc = self.ensemble.predict(key, hist[-600:], horizon=horizon)
-            out[key] = max(fc.values)
+            out[key] = self._planned(fc)
             chosen.append(fc.chosen or '-')
         return out, '/'.join(chosen)
 
@@ -474,6 +481,10 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
             elastman_kwargs, prior=False, name='elastman-noprior')),
         'elastman-paper': lambda: Elastman(predict=True, **dict(
             elastman_kwargs, options=PAPER_RULE, prior=False, name='elastman-paper')),
+        # plans on the forecast's upper quantile instead of its peak
+        'elastman-quantile': lambda: Elastman(predict=True, **dict(
+            elastman_kwargs, name='elastman-quantile', options=dict(
+                elastman_kwargs.get('options') or {}, plan_on='quantile'))),
         'oracle': Oracle}
     names = list(names or ALL)
     unknown = set(names) - set(factories)
@@ -482,5 +493,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
     return [factories[n]() for n in names]
 
 
-#: The default report; ``elastman-paper`` runs when named.
+#: The default report; ``elastman-paper`` and ``elastman-quantile`` run when
+#: named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

@@ -137,7 +137,9 @@ class PredictorManager(manager.Manager):
                 self.store.forecasts.add(cluster['id'], metric, made_at,
                                          int(period), forecast.values,
                                          forecast.chosen or 'none',
-                                         forecast.weights)
+                                         forecast.weights,
+                                         upper=forecast.upper,
+                                         quantile=forecast.level)
                 self.store.models.save(
                     STATE_SCOPE, '%s/%s' % key,
                     json.dumps(self.ensemble.state(key)).encode(),
@@ -164,6 +166,8 @@ class PredictorManager(manager.Manager):
         self.notifier.info(context.get_admin_context(), 'elastman.forecast',
                            {'cluster_id': cluster_id, 'metric': metric,
                             'values': forecast.values,
+                            'upper': forecast.upper,
+                            'quantile': forecast.level,
                             'forecaster': forecast.chosen,
                             'weights': forecast.weights})
 

@@ -107,6 +107,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE nodes ADD IF NOT EXISTS state_reason text",
         "ALTER TABLE nodes ADD IF NOT EXISTS state_changed_at timestamp",
     )),
+    Migration(5, 'forecasts carry their peak and its upper quantile', (
+        'ALTER TABLE forecasts ADD IF NOT EXISTS peak list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS upper list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS quantile double',
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -33,4 +33,5 @@ MODEL_ROWS = ('scope', 'key', 'version', 'kind', 'cells', 'capacities',
               'slo', 'features', 'train_accuracy', 'params', 'trained_at')
 
 FORECAST_ROWS = ('metric', 'made_at', 'step_s', 'horizon_s', 'predicted',
+                 'peak', 'upper', 'quantile',
                  'forecaster', 'weights')

@@ -36,6 +36,11 @@ def test_forecasts_stored_with_weights_and_resumed(conf, store):
         assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
         stored = store.forecasts.latest(cluster['id'], 'reads_per_s')
         assert len(stored['predicted']) == first.horizon_steps
+        # the bound on the running peak: one per step, never below it
+        assert len(stored['upper']) == first.horizon_steps
+        assert stored['quantile'] == conf.predictor.quantile
+        assert all(u >= p - 1e-6 for u, p in zip(
+            stored['upper'], np.maximum.accumulate(stored['predicted'])))
         assert set(stored['weights']) == set(first.ensemble.names)
         # the ramp goes on: the first step predicts more than the last point
         assert stored['predicted'][0] > 1000 + 10 * (minutes - 5)

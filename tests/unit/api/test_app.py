@@ -73,6 +73,8 @@ def test_noauth_validates_before_store(conf):
     ({'name': '', 'seeds': ['x']}, False),
     ({'name': 'a', 'seeds': []}, False),
     ({'name': 'a', 'seeds': ['x'], 'policy': {'alpha': -1}}, False),
+    ({'name': 'a', 'seeds': ['x'], 'policy': {'plan_on': 'quantile'}}, True),
+    ({'name': 'a', 'seeds': ['x'], 'policy': {'plan_on': 'upper'}}, False),
 ])
 def test_cluster_create_schema(body, ok):
     try:
