@@ -3,8 +3,9 @@ period and the latency guard every monitor interval.
 
 The inputs are where the other workers leave them: each node's newest
 samples (monitor), the newest forecast of the cluster's read and write
-intensity (predictor), the capacity models (trainer), the host agents'
-interference reports and the action journal. The decisions themselves are
+intensity (predictor), the capacity summaries (each VM's and flavour's model
+and version, never the cells: trainer), the host agents' interference
+reports and the action journal. The decisions themselves are
 :func:`elastman.actuator.planning.plan` and
 :func:`elastman.actuator.guard.evaluate`, the same functions the simulator
 runs; every decision is stored as a decision record with its inputs and
@@ -197,7 +198,7 @@ class Controller:
         busy_s = clock.busy_time(policy.default_flavor, join_s)
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
-        registry = model_state.load_state(self.store, str(cluster_id))
+        registry = model_state.load_capacity(self.store, str(cluster_id))
         interference = self._interference(serving, now)
         state = self._state(cluster, serving, now, interference,
                             assessment.in_band if policy.guard else [])
@@ -229,7 +230,7 @@ class Controller:
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         rounds = self._rounds(policy, recent)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
-        registry = model_state.load_state(self.store, str(cluster_id))
+        registry = model_state.load_capacity(self.store, str(cluster_id))
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
         estimates = planning.guard_estimates(policy, registry, current, flavors,
                                              self._measured(policy, recent))

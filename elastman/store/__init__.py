@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from elastman.store import actions
+from elastman.store import capacity
 from elastman.store import clusters
 from elastman.store import connection
 from elastman.store import credentials
@@ -23,6 +24,7 @@ class Store:
         self.nodes = nodes.NodeRepository(session, conf)
         self.samples = samples.SampleRepository(session, conf)
         self.models = models.ModelRepository(session, conf)
+        self.capacity = capacity.CapacityRepository(session, conf)
         self.forecasts = forecasts.ForecastRepository(session, conf)
         self.actions = actions.ActionRepository(session, conf)
         self.leases = leases.LeaseRepository(session, conf)

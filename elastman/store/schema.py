@@ -92,6 +92,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             cluster_id uuid PRIMARY KEY, secret blob,
             updated_at timestamp)""",
     )),
+    Migration(4, 'capacity summaries and cells, one row each', (
+        """CREATE TABLE IF NOT EXISTS capacity_summaries (
+            cluster_id text, scope text, key text, flavor text,
+            version int, revision bigint, fitted_revision bigint,
+            sampled_until double, imported boolean, model blob,
+            updated_at timestamp,
+            PRIMARY KEY (cluster_id, scope, key))""",
+        """CREATE TABLE IF NOT EXISTS capacity_cells (
+            cluster_id text, node_id text, cell text, data blob,
+            PRIMARY KEY ((cluster_id, node_id), cell))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

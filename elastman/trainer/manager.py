@@ -5,7 +5,11 @@ the samples that arrived since the last round from the store (the store, not
 the bus, is the source of truth, so a restarted or a second trainer misses
 nothing), files them in the cluster's :class:`ModelRegistry`, refits when the
 update period has passed, stores the models that changed, publishes them, and
-saves the registry's state.
+saves what changed in the registry (the cells the samples touched, the
+summaries of the VMs and models that changed: see
+:mod:`elastman.store.model_state`). A trainer that takes a cluster over reads
+its summaries, resumes reading samples where the previous owner stopped, and
+reads a VM's cells only when it refits a model that needs them.
 """
 from __future__ import annotations
 
@@ -56,8 +60,19 @@ class _ClusterState:
         self.registry = registry
         self.saved_version = saved_version
         self.last_sample: dict[str, datetime.datetime] = {}
-        self.dirty = False
         self.prior_tried: set[str] = set()
+
+    def since(self, node_id: str) -> datetime.datetime | None:
+        """Where reading ``node_id``'s samples resumes (None: all)."""
+        since = self.last_sample.get(node_id)
+        if since is None and node_id in self.registry.sampled_until:
+            since = _from_epoch(self.registry.sampled_until[node_id])
+        return since
+
+    def save(self, store) -> None:
+        version = persistence.save_state(store, self.registry)
+        if version is not None:
+            self.saved_version = version
 
 
 class TrainerManager(manager.Manager):
@@ -84,9 +99,7 @@ class TrainerManager(manager.Manager):
     def stop(self) -> None:
         with self._lock:
             for state in self._clusters.values():
-                if state.dirty:
-                    state.saved_version = persistence.save_state(
-                        self.store, state.registry)
+                state.save(self.store)
 
     def periodic_tasks(self):
         interval = min(self.conf.trainer.update_period,
@@ -157,23 +170,25 @@ class TrainerManager(manager.Manager):
             scaling = self._scaling_windows(cluster['id'])
             for node_id in set(registry.nodes) - set(nodes):
                 registry.unregister_node(node_id)
-                state.dirty = True
+                state.last_sample.pop(node_id, None)
             for node_id, node in nodes.items():
                 registry.register_node(node_id, node.get('flavor') or
                                        'default')
-            state.dirty |= self._seed_priors(cluster_id, state)
+            self._seed_priors(cluster_id, state)
+            since = {n: state.since(n) for n in nodes}
+            found = self.store.samples.for_nodes(cluster['id'], since)
             for node_id, node in nodes.items():
-                since = state.last_sample.get(node_id)
-                rows = self.store.samples.for_node(
-                    cluster['id'], node_id, since=since)
-                rows = [r for r in rows if since is None or r['ts'] > since]
+                after = since[node_id]
+                rows = [r for r in found[node_id]
+                        if after is None or r['ts'] > after]
                 if rows:
                     state.last_sample[node_id] = rows[0]['ts']
                     registry.add_samples(
                         sample_from_row(r) for r in reversed(rows)
                         if not self._warming(node, r['ts'])
                         and not _within(scaling, r['ts']))
-                    state.dirty = True
+                    registry.note_sampled(node_id,
+                                          timestamps.epoch(rows[0]['ts']))
             updates = []
             if registry.is_due(now):
                 updates = registry.refit(now)
@@ -181,10 +196,7 @@ class TrainerManager(manager.Manager):
                     version = persistence.save_update(self.store, cluster_id,
                                                       update)
                     self._publish(cluster_id, update, version)
-            if state.dirty or updates:
-                state.saved_version = persistence.save_state(self.store,
-                                                             registry)
-                state.dirty = False
+            state.save(self.store)
             return updates
 
     def _seed_priors(self, cluster_id: str, state: _ClusterState) -> bool:
@@ -274,6 +286,12 @@ class TrainerManager(manager.Manager):
         with self._lock:
             state = self._clusters.get(str(cluster_id))
             return state.registry.versions() if state else {}
+
+
+def _from_epoch(seconds: float) -> datetime.datetime:
+    """A store timestamp (naive UTC, millisecond precision) from epoch s."""
+    return datetime.datetime.fromtimestamp(
+        round(seconds, 3), datetime.timezone.utc).replace(tzinfo=None)
 
 
 def _within(windows: list[tuple], ts: datetime.datetime) -> bool:

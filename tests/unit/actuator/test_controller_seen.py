@@ -11,6 +11,7 @@ from elastman.common import exception
 from elastman.trainer import manager as trainer_manager
 from elastman.capacity import registry as model_registry
 from elastman.store import model_state as persistence
+from tests.unit.store import fakes
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)
@@ -43,35 +44,18 @@ def _registry(cells=CELLS):
     return reg
 
 
-class FakeModels:
-    """The two calls of each direction persistence makes."""
+class FakeSamples:
+    def for_node(self, cluster_id, node_id, limit=None):
+        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
+        return [dict(CURRENT, ts=taken.replace(tzinfo=None))]
 
+
+class FakeStore(fakes.FakeStateStore):
     def __init__(self):
-        self.rows, self.cell_rows = {}, {}
-
-    def save_cells(self, scope, key, cells):
-        self.cell_rows[(scope, key)] = dict(cells)
-
-    def save(self, scope, key, payload, params=None, summary=None):
-        self.rows[(scope, key)] = {'payload': payload}
-        return 1
-
-    def prune(self, scope, key, keep):
-        pass
-
-    def get(self, scope, key):
-        return self.rows[(scope, key)]
-
-    def cells(self, scope, key):
-        return self.cell_rows[(scope, key)]
-
-
-class FakeStore:
-    def __init__(self):
-        self.models = FakeModels()
+        super().__init__()
         self.nodes = self
         self.actions = self
-        self.samples = self
+        self.samples = FakeSamples()
         self.forecasts = self
 
     def list(self, cluster_id, limit=None):
@@ -81,10 +65,6 @@ class FakeStore:
 
     def unfinished(self, cluster_id):
         return []
-
-    def for_node(self, cluster_id, node_id, limit=None):
-        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
-        return [dict(CURRENT, ts=taken.replace(tzinfo=None))]
 
     def latest(self, cluster_id, metric):
         raise exception.NotFound(kind='forecast', id=metric)
