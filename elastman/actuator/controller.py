@@ -111,13 +111,13 @@ class Controller:
         """Each serving node's newest fresh samples, newest first."""
         fresh_s = self.conf.actuator.sample_max_age
         out = {}
-        for node in serving:
-            rows = self.store.samples.for_node(cluster_id, node['node_id'],
-                                               limit=rounds)
+        newest = self.store.samples.newest(
+            cluster_id, [n['node_id'] for n in serving], rounds)
+        for node_id, rows in newest.items():
             rows = [r for r in rows if r.get('up') is not False
                     and now - timestamps.epoch(r['ts']) <= fresh_s]
             if rows:
-                out[node['node_id']] = rows
+                out[node_id] = rows
         return out
 
     def _joins(self, cluster_id) -> planning.JoinClock:
@@ -250,13 +250,11 @@ class Controller:
 
     def newest_sample_at(self, cluster: dict) -> float | None:
         """When the monitor last sampled the cluster (the guard's clock)."""
-        newest = None
-        for node in executor_mod.serving_nodes(self.store.nodes.list(cluster['id'])):
-            rows = self.store.samples.for_node(cluster['id'], node['node_id'], limit=1)
-            if rows:
-                ts = timestamps.epoch(rows[0]['ts'])
-                newest = ts if newest is None else max(newest, ts)
-        return newest
+        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster['id']))
+        rows = self.store.samples.newest(cluster['id'],
+                                         [n['node_id'] for n in serving])
+        return max((timestamps.epoch(r[0]['ts']) for r in rows.values()),
+                   default=None)
 
     def _last_guard_level(self, cluster_id) -> float | None:
         """The severity at the guard's last scale-out, while its cool-down

@@ -54,15 +54,15 @@ class SampleRepository(base.Repository):
             [(cluster_id, n) for n in every])))
         return {n: out[n] for n in nodes}
 
-    def latest(self, cluster_id: uuid.UUID,
-               node_ids: list[str]) -> dict[str, dict]:
-        """The newest sample of each node that has one, ``[store]
-        concurrency`` queries in flight."""
+    def newest(self, cluster_id: uuid.UUID, node_ids: list[str],
+               limit: int = 1) -> dict[str, list[dict]]:
+        """Each node's newest ``limit`` samples, newest first (nodes without
+        any are left out), ``[store] concurrency`` queries in flight."""
         nodes = list(node_ids)
         rows = self._fetch_many('SELECT * FROM samples WHERE cluster_id = ? '
-                                'AND node_id = ? LIMIT 1',
-                                [(cluster_id, n) for n in nodes])
-        return {n: r[0] for n, r in zip(nodes, rows) if r}
+                                'AND node_id = ? LIMIT ?',
+                                [(cluster_id, n, limit) for n in nodes])
+        return {n: r for n, r in zip(nodes, rows) if r}
 
     def add_many(self, samples: list[dict]) -> None:
         """:meth:`add` for many samples, ``[store] concurrency`` writes in

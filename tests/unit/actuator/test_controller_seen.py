@@ -45,9 +45,10 @@ def _registry(cells=CELLS):
 
 
 class FakeSamples:
-    def for_node(self, cluster_id, node_id, limit=None):
+    def newest(self, cluster_id, node_ids, limit=1):
         taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
-        return [dict(CURRENT, ts=taken.replace(tzinfo=None))]
+        return {n: [dict(CURRENT, ts=taken.replace(tzinfo=None))]
+                for n in node_ids}
 
 
 class FakeStore(fakes.FakeStateStore):
