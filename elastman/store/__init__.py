@@ -9,6 +9,7 @@ from elastman.store import credentials
 from elastman.store import forecasts
 from elastman.store import hosts
 from elastman.store import leases
+from elastman.store import members
 from elastman.store import models
 from elastman.store import nodes
 from elastman.store import samples
@@ -28,6 +29,7 @@ class Store:
         self.forecasts = forecasts.ForecastRepository(session, conf)
         self.actions = actions.ActionRepository(session, conf)
         self.leases = leases.LeaseRepository(session, conf)
+        self.members = members.MemberRepository(session, conf)
         self.hosts = hosts.HostRepository(session, conf)
         self.credentials = credentials.CredentialRepository(session, conf)
 

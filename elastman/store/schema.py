@@ -103,6 +103,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             cluster_id text, node_id text, cell text, data blob,
             PRIMARY KEY ((cluster_id, node_id), cell))""",
     )),
+    Migration(5, 'the live copies of each worker', (
+        """CREATE TABLE IF NOT EXISTS worker_members (
+            worker text, holder text, seen_at timestamp,
+            PRIMARY KEY (worker, holder))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -29,6 +29,7 @@ from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.store import actions as actions_store
+from elastman.store import sharing
 from elastman.capacity import registry as model_registry
 from elastman.store import model_state as persistence
 
@@ -88,9 +89,16 @@ class TrainerManager(manager.Manager):
         self.notifier = None
         self._clusters: dict[str, _ClusterState] = {}
         self._lock = threading.RLock()
+        self.share = None
+        if store is not None:
+            ttl = 3 * max(conf.monitor.sampling_interval,
+                          min(conf.trainer.update_period, 60))
+            self.share = sharing.WorkShare(store, self.WORKER, conf.host, ttl)
 
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, rpc.get_notification_transport(self.conf),
@@ -100,6 +108,8 @@ class TrainerManager(manager.Manager):
         with self._lock:
             for state in self._clusters.values():
                 state.save(self.store)
+        if self.share is not None:
+            self.share.stop()
 
     def periodic_tasks(self):
         interval = min(self.conf.trainer.update_period,
@@ -111,19 +121,17 @@ class TrainerManager(manager.Manager):
             self._clusters)
 
     # -- training -------------------------------------------------------------
-    def _lease_name(self, cluster_id: str) -> str:
-        return 'trainer/%s' % cluster_id
-
     def train_all(self, now: float | None = None) -> None:
-        """One round over every cluster this trainer may train."""
-        ttl = 3 * max(self.conf.monitor.sampling_interval,
-                      min(self.conf.trainer.update_period, 60))
-        for cluster in self.store.clusters.all():
+        """One round over this trainer's share of the clusters (leases)."""
+        clusters = self.store.clusters.all()
+        mine = set(self.share.claim(c['id'] for c in clusters))
+        with self._lock:
+            for cluster_id in set(self._clusters) - mine:
+                # another trainer has it now: what is here was saved
+                self._clusters.pop(cluster_id)
+        for cluster in clusters:
             cluster_id = str(cluster['id'])
-            if not self.store.leases.acquire(self._lease_name(cluster_id),
-                                             self.conf.host, ttl):
-                with self._lock:
-                    self._clusters.pop(cluster_id, None)
+            if cluster_id not in mine:
                 continue
             try:
                 self.train_cluster(cluster, now)

@@ -97,3 +97,61 @@ class FakeStateStore:
     def __init__(self):
         self.models = FakeModels()
         self.capacity = FakeCapacity()
+
+
+class FakeLeases:
+    """``leases`` with expiry on a clock the test moves."""
+
+    def __init__(self, clock=None):
+        self.clock = clock or (lambda: 0.0)
+        self.rows = {}            # name -> (holder, expires_at)
+
+    def _live(self, name):
+        row = self.rows.get(name)
+        if row is not None and row[1] <= self.clock():
+            del self.rows[name]
+            row = None
+        return row
+
+    def acquire(self, name, holder, ttl):
+        row = self._live(name)
+        if row is not None and row[0] != holder:
+            return False
+        self.rows[name] = (holder, self.clock() + ttl)
+        return True
+
+    def holder(self, name):
+        row = self._live(name)
+        return row[0] if row else None
+
+    def remaining(self, name):
+        row = self._live(name)
+        if row is None:
+            return None, 0
+        return row[0], int(row[1] - self.clock())
+
+    def release(self, name, holder):
+        row = self._live(name)
+        if row is not None and row[0] == holder:
+            del self.rows[name]
+            return True
+        return False
+
+
+class FakeMembers:
+    """``members``: heartbeats with expiry on the same clock."""
+
+    def __init__(self, clock=None):
+        self.clock = clock or (lambda: 0.0)
+        self.rows = {}            # (worker, holder) -> expires_at
+
+    def heartbeat(self, worker, holder, ttl):
+        self.rows[(worker, holder)] = self.clock() + ttl
+
+    def members(self, worker):
+        now = self.clock()
+        return sorted(h for (w, h), until in self.rows.items()
+                      if w == worker and until > now)
+
+    def leave(self, worker, holder):
+        self.rows.pop((worker, holder), None)
