@@ -147,15 +147,29 @@ def save_update(store, cluster_id: str,
 
 
 def find_prior(store, flavor: str, features: list[str],
-               clusters: list[dict], exclude: str) -> dict[str, Any] | None:
+               clusters: list[dict], exclude: str,
+               candidates: list[tuple[float, str, dict]] | None = None
+               ) -> dict[str, Any] | None:
     """The newest flavour model of ``flavor`` that another cluster learnt
     with a boundary (two classes) on the same features: a new cluster's
-    prior. None if no other cluster has one."""
-    best = None
+    prior. None if no other cluster has one. ``candidates`` (from
+    :func:`prior_candidates`) spares reading every cluster's model again."""
+    if candidates is None:
+        candidates = prior_candidates(store, flavor, features, clusters)
+    for fitted, cluster_id, doc in candidates:
+        if cluster_id != exclude:
+            LOG.info('flavour %s: prior from cluster %s', flavor, cluster_id)
+            return doc
+    return None
+
+
+def prior_candidates(store, flavor: str, features: list[str],
+                     clusters: list[dict]) -> list[tuple[float, str, dict]]:
+    """Every cluster's two-class model of ``flavor`` on ``features``, as
+    ``(fitted at, cluster id, document)``, newest first."""
+    found = []
     for cluster in clusters:
         cluster_id = str(cluster['id'])
-        if cluster_id == exclude:
-            continue
         try:
             row = store.models.get(model_registry.FLAVOR,
                                    model_key(cluster_id, flavor))
@@ -168,9 +182,6 @@ def find_prior(store, flavor: str, features: list[str],
         if list(model.get('features') or []) != list(features):
             continue
         fitted = float(model.get('fitted_at') or 0.0)
-        if best is None or fitted > best[0]:
-            best = (fitted, cluster_id, doc)
-    if best is None:
-        return None
-    LOG.info('flavour %s: prior from cluster %s', flavor, best[1])
-    return best[2]
+        found.append((fitted, cluster_id, doc))
+    found.sort(key=lambda c: c[0], reverse=True)
+    return found

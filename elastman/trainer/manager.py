@@ -89,6 +89,9 @@ class TrainerManager(manager.Manager):
         self.notifier = None
         self._clusters: dict[str, _ClusterState] = {}
         self._lock = threading.RLock()
+        # during a round: the clusters, and the priors found per flavour
+        self._priors: dict[tuple, list] | None = None
+        self._all_clusters: list[dict] | None = None
         self.share = None
         if store is not None:
             ttl = 3 * max(conf.monitor.sampling_interval,
@@ -125,19 +128,25 @@ class TrainerManager(manager.Manager):
         """One round over this trainer's share of the clusters (leases)."""
         clusters = self.store.clusters.all()
         mine = set(self.share.claim(c['id'] for c in clusters))
+        # one search per flavour and round for the clusters that need a
+        # prior, not one per cluster: each reads every cluster's model
+        self._priors, self._all_clusters = {}, clusters
         with self._lock:
             for cluster_id in set(self._clusters) - mine:
                 # another trainer has it now: what is here was saved
                 self._clusters.pop(cluster_id)
-        for cluster in clusters:
-            cluster_id = str(cluster['id'])
-            if cluster_id not in mine:
-                continue
-            try:
-                self.train_cluster(cluster, now)
-            except Exception:
-                LOG.exception('training of cluster %s failed this round',
-                              cluster_id)
+        try:
+            for cluster in clusters:
+                cluster_id = str(cluster['id'])
+                if cluster_id not in mine:
+                    continue
+                try:
+                    self.train_cluster(cluster, now)
+                except Exception:
+                    LOG.exception('training of cluster %s failed this round',
+                                  cluster_id)
+        finally:
+            self._priors, self._all_clusters = None, None
 
     def _state(self, cluster: dict) -> _ClusterState:
         cluster_id = str(cluster['id'])
@@ -217,9 +226,17 @@ class TrainerManager(manager.Manager):
                     flavor in state.prior_tried:
                 continue
             state.prior_tried.add(flavor)
-            doc = persistence.find_prior(self.store, flavor,
-                                         list(registry.params.features),
-                                         self.store.clusters.all(), cluster_id)
+            features = list(registry.params.features)
+            key = (flavor, tuple(features))
+            found = None if self._priors is None else self._priors.get(key)
+            if found is None:
+                found = persistence.prior_candidates(
+                    self.store, flavor, features,
+                    self._all_clusters or self.store.clusters.all())
+                if self._priors is not None:
+                    self._priors[key] = found
+            doc = persistence.find_prior(self.store, flavor, features, [],
+                                         cluster_id, candidates=found)
             if doc is None:
                 continue
             try:
