@@ -3,8 +3,9 @@ period and the latency guard every monitor interval.
 
 The inputs are where the other workers leave them: each node's newest
 samples (monitor), the newest forecast of the cluster's read and write
-intensity (predictor), the capacity models (trainer), the host agents'
-interference reports and the action journal. The decisions themselves are
+intensity (predictor), the capacity summaries (each VM's and flavour's model
+and version, never the cells: trainer), the host agents' interference
+reports and the action journal. The decisions themselves are
 :func:`elastman.actuator.planning.plan` and
 :func:`elastman.actuator.guard.evaluate`, the same functions the simulator
 runs; every decision is stored as a decision record with its inputs and
@@ -127,13 +128,13 @@ class Controller:
         """Each serving node's newest fresh samples, newest first."""
         fresh_s = self.conf.actuator.sample_max_age
         out = {}
-        for node in serving:
-            rows = self.store.samples.for_node(cluster_id, node['node_id'],
-                                               limit=rounds)
+        newest = self.store.samples.newest(
+            cluster_id, [n['node_id'] for n in serving], rounds)
+        for node_id, rows in newest.items():
             rows = [r for r in rows if r.get('up') is not False
                     and now - timestamps.epoch(r['ts']) <= fresh_s]
             if rows:
-                out[node['node_id']] = rows
+                out[node_id] = rows
         return out
 
     def _joins(self, cluster_id) -> planning.JoinClock:
@@ -216,7 +217,7 @@ class Controller:
         busy_s = clock.busy_time(policy.default_flavor, join_s)
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
-        registry = model_state.load_state(self.store, str(cluster_id))
+        registry = model_state.load_capacity(self.store, str(cluster_id))
         interference = self._interference(serving, now)
         healing = sum(1 for n in nodes if n.get('state') in HEALING) \
             if policy.auto_heal else 0
@@ -251,7 +252,7 @@ class Controller:
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         rounds = self._rounds(policy, recent)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
-        registry = model_state.load_state(self.store, str(cluster_id))
+        registry = model_state.load_capacity(self.store, str(cluster_id))
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
         estimates = planning.guard_estimates(policy, registry, current, flavors,
                                              self._measured(policy, recent))
@@ -271,13 +272,11 @@ class Controller:
 
     def newest_sample_at(self, cluster: dict) -> float | None:
         """When the monitor last sampled the cluster (the guard's clock)."""
-        newest = None
-        for node in executor_mod.serving_nodes(self.store.nodes.list(cluster['id'])):
-            rows = self.store.samples.for_node(cluster['id'], node['node_id'], limit=1)
-            if rows:
-                ts = timestamps.epoch(rows[0]['ts'])
-                newest = ts if newest is None else max(newest, ts)
-        return newest
+        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster['id']))
+        rows = self.store.samples.newest(cluster['id'],
+                                         [n['node_id'] for n in serving])
+        return max((timestamps.epoch(r[0]['ts']) for r in rows.values()),
+                   default=None)
 
     def _last_guard_level(self, cluster_id) -> float | None:
         """The severity at the guard's last scale-out, while its cool-down

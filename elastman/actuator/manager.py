@@ -40,6 +40,7 @@ from elastman.common import exception
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.compute import base as compute
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -64,6 +65,9 @@ class ActuatorManager(manager.Manager):
         # clusters whose action ended since their last decision: they are
         # decided at once, not at the next control period
         self._ended: dict[str, bool] = {}
+        self.share = sharing.WorkShare(store, self.WORKER, conf.host,
+                                       self.lease_ttl) \
+            if store is not None else None
         self._lock = threading.Lock()
 
     @property
@@ -76,6 +80,8 @@ class ActuatorManager(manager.Manager):
 
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         if self.driver is None:
             self.driver = compute.load_driver(
                 self.conf, self.conf.actuator.compute_driver)
@@ -102,6 +108,8 @@ class ActuatorManager(manager.Manager):
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.driver is not None:
             self.driver.close()
+        if self.share is not None:
+            self.share.stop()
 
     def periodic_tasks(self):
         return [(self.control_round, self.tick)]
@@ -112,9 +120,16 @@ class ActuatorManager(manager.Manager):
 
     # -- the control loop ------------------------------------------------------
     def control_round(self, now: float | None = None) -> None:
-        for cluster in self.store.clusters.all():
+        """One round over this actuator's share of the clusters (leases); a
+        cluster with an action in flight stays here until the action ends."""
+        clusters = self.store.clusters.all()
+        busy = [c['id'] for c in clusters if self._busy(str(c['id']))]
+        mine = set(self.share.claim([c['id'] for c in clusters], keep=busy))
+        for cluster in clusters:
+            if str(cluster['id']) not in mine:
+                continue
             try:
-                self.handle_cluster(cluster, now)
+                self.handle_cluster(cluster, now, leased=True)
             except Exception:
                 LOG.exception('control period of cluster %s failed',
                               cluster['id'])
@@ -124,14 +139,15 @@ class ActuatorManager(manager.Manager):
             running = self._running.get(cluster_id)
             return running is not None and not running.done()
 
-    def handle_cluster(self, cluster: dict, now: float | None = None) -> None:
-        """Resume an unfinished action, heal a dead node, or decide when the
-        period is due.
-        """
+    def handle_cluster(self, cluster: dict, now: float | None = None,
+                       leased: bool = False) -> None:
+        """Resume an unfinished action, heal a dead node, or decide when the period is due
+        (``leased``: this actuator has just taken the cluster's lease)."""
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
-        if not self.store.leases.acquire(executor_mod.lease_name(cluster_id),
-                                         self.conf.host, self.lease_ttl):
+        if not leased and not self.store.leases.acquire(
+                executor_mod.lease_name(cluster_id), self.conf.host,
+                self.lease_ttl):
             return
         if self._busy(cluster_id):
             return

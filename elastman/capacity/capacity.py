@@ -28,7 +28,6 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-from scipy.optimize import brentq
 
 from elastman.capacity import model as model_mod
 
@@ -206,6 +205,9 @@ def _crossing(model: model_mod.FittedModel, w: np.ndarray, fixed: np.ndarray,
             else:
                 i = int(below[0])
                 g = lambda t: float(model.decision(fixed + t * direction)[0])  # noqa: E731
+                # scipy only for curved boundaries: a process that
+                # evaluates linear models never loads it
+                from scipy.optimize import brentq
                 scale = brentq(g, ts[i - 1], ts[i], xtol=reach * 1e-5)
                 bound = EXACT
 

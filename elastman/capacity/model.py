@@ -27,9 +27,6 @@ import warnings
 
 import numpy as np
 from oslo_log import log as logging
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import LinearSVC
-from sklearn.svm import SVC
 
 from elastman.capacity.params import ModelParams
 
@@ -183,6 +180,11 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
     scale = x.std(axis=0)
     scale[scale <= 0] = 1.0
     z = (x - mean) / scale
+    # scikit-learn (and the scipy.stats and pandas it loads) only where a
+    # model is fitted: the actuator evaluates models and never needs it
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import SVC, LinearSVC
+
     weight = 'balanced' if params.balanced else None
     use_liblinear = params.kernel == 'linear' and params.solver in ('auto', 'liblinear')
     with warnings.catch_warnings():

@@ -51,6 +51,11 @@ store_opts = [
                help='Attempts to connect to the store before giving up.'),
     cfg.IntOpt('page_size', default=500, min=1,
                help='Rows fetched per page when reading large results.'),
+    cfg.IntOpt('concurrency', default=64, min=1,
+               help='Requests a worker keeps in flight at once when it '
+                    'reads or writes many rows of one kind (the latest '
+                    'samples of a cluster\'s nodes, the capacity cells a '
+                    'trainer round changed).'),
     cfg.IntOpt('sample_ttl', default=7 * 24 * 3600, min=60,
                help='Seconds a workload sample is kept before Cassandra '
                     'expires it.'),

@@ -25,6 +25,12 @@ with them. When every node of a cluster refuses them, the cluster's
 ``status_reason`` says so (prefixed ``monitor:``) until a node accepts them
 again. A node whose compute host's agent reported an interference index
 recently carries it in its sample (``extra['interference_index']``).
+
+A round reads the nodes of all the monitor's clusters at once (``[monitor]
+max_parallel`` reads in flight) and stores each cluster's samples as soon as
+its nodes have answered, so a round over N nodes costs about N / max_parallel
+reads rather than one wait per cluster. Several monitors split the clusters
+through leases (:mod:`elastman.store.sharing`).
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ from elastman.monitor import health
 from elastman.monitor import readings
 from elastman.monitor import sampler
 from elastman.monitor import sources
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -87,12 +94,19 @@ class MonitorManager(manager.Manager):
             max_workers=opts.max_parallel, thread_name_prefix='monitor-read')
         self._previous: dict[tuple[str, str], readings.Reading] = {}
         self._busy: dict[tuple[str, str], concurrent.futures.Future] = {}
+        self._started: dict[tuple[str, str], float] = {}
         self._latest: dict[str, dict[str, dict]] = {}
         self._lock = threading.Lock()
+        self.share = None
+        if store is not None and opts.use_leases:
+            self.share = sharing.WorkShare(store, self.WORKER, conf.host,
+                                           max(30, 3 * opts.sampling_interval))
 
     # lifecycle --------------------------------------------------------------
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         try:
             self.source.start()
         except Exception as exc:   # sampling falls back to CQL meanwhile
@@ -106,6 +120,8 @@ class MonitorManager(manager.Manager):
                     self.conf, self.transport)
 
     def stop(self) -> None:
+        if self.share is not None:
+            self.share.stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.cql_reader.close()
         self.source.close()
@@ -121,28 +137,40 @@ class MonitorManager(manager.Manager):
 
     # rounds -----------------------------------------------------------------
     def sample_all(self) -> list[dict]:
-        """One round over every cluster this monitor holds the lease of."""
+        """One round over every cluster this monitor holds the lease of:
+        every node of them read at once, each cluster stored as soon as its
+        nodes have answered."""
         if self.store is None:
             return []
-        interval = self.conf.monitor.sampling_interval
+        clusters = self.store.clusters.all()
+        if self.share is not None:
+            mine = set(self.share.claim(c['id'] for c in clusters))
+            clusters = [c for c in clusters if str(c['id']) in mine]
+        deadline = time.monotonic() + max(
+            1.0, self.conf.monitor.sampling_interval * 0.8)
+        nodes_of = self.store.nodes.list_many([c['id'] for c in clusters])
+        reads = {}
+        for cluster in clusters:
+            cid = cluster['id']
+            try:
+                reads[cid] = self._submit(cid, nodes_of[cid],
+                                          self._access(cid))
+            except Exception:
+                LOG.exception('sampling cluster %s failed this round', cid)
         samples = []
         seen = set()
-        for cluster in self.store.clusters.all():
-            cluster_id = cluster['id']
-            if self.conf.monitor.use_leases and not \
-                    self.store.leases.acquire('monitor/%s' % cluster_id,
-                                              self.conf.host,
-                                              max(30, 3 * interval)):
-                continue
-            nodes = self.store.nodes.list(cluster_id)
+        for cluster in clusters:
+            cid = cluster['id']
+            nodes = nodes_of[cid]
             seen.update((n['address'], n['cql_port'] or 9042)
                         for n in nodes if n.get('address'))
+            if cid not in reads:
+                continue
             try:
-                samples += self.sample_cluster(cluster_id, nodes,
-                                               cluster=cluster)
+                samples += self._collect(cid, nodes, reads[cid], deadline,
+                                         cluster=cluster)
             except Exception:
-                LOG.exception('sampling cluster %s failed this round',
-                              cluster_id)
+                LOG.exception('sampling cluster %s failed this round', cid)
         self.cql_reader.forget(seen)
         return samples
 
@@ -164,24 +192,68 @@ class MonitorManager(manager.Manager):
 
         ``cluster`` (its row, if at hand) spares a read of its status.
         """
-        opts = self.conf.monitor
-        nodes = [n for n in nodes if n.get('address')
-                 and n.get('state') not in SKIPPED_NODE_STATES]
-        access = self._access(cluster_id)
-        denied: list[str] = []
+        deadline = time.monotonic() + max(
+            1.0, self.conf.monitor.sampling_interval * 0.8)
+        futures = self._submit(cluster_id, nodes, self._access(cluster_id))
+        return self._collect(cluster_id, nodes, futures, deadline,
+                             cluster=cluster)
+
+    @staticmethod
+    def _sampled(nodes: list[dict]) -> list[dict]:
+        return [n for n in nodes if n.get('address')
+                and n.get('state') not in SKIPPED_NODE_STATES]
+
+    def _submit(self, cluster_id, nodes: list[dict],
+                access: access_mod.Access | None = None
+                ) -> dict[tuple[str, str], concurrent.futures.Future]:
+        """Start reading the nodes of a cluster (those whose previous read
+        has ended)."""
         futures = {}
-        for node in nodes:
+        for node in self._sampled(nodes):
             key = (str(cluster_id), node['node_id'])
             busy = self._busy.get(key)
             if busy is not None and not busy.done():
                 LOG.warning('node %s of cluster %s still has not answered '
                             'the previous round', node['node_id'], cluster_id)
                 continue
+            self._started.pop(key, None)
             futures[key] = self._busy[key] = self._pool.submit(
-                self._read_node, _target(node, access))
-        budget = min(self.source.timeout + opts.cql_timeout + 1.0,
-                     max(1.0, opts.sampling_interval * 0.8))
-        concurrent.futures.wait(list(futures.values()), timeout=budget)
+                self._timed_read, key, _target(node, access))
+        return futures
+
+    def _timed_read(self, key: tuple[str, str],
+                    target: readings.Target) -> readings.Reading:
+        self._started[key] = time.monotonic()
+        return self._read_node(target)
+
+    def _await(self, futures: dict[tuple[str, str], concurrent.futures.Future],
+               deadline: float) -> None:
+        """Until every read has answered, given up (it began more than a
+        node's budget ago) or the round's deadline has passed. A read still
+        queued behind others has not begun and is waited for."""
+        opts = self.conf.monitor
+        budget = self.source.timeout + opts.cql_timeout + 1.0
+        pending = dict(futures)
+        while pending:
+            now = time.monotonic()
+            for key in [k for k in pending
+                        if now - self._started.get(k, now) > budget]:
+                del pending[key]
+            if not pending or now >= deadline:
+                return
+            concurrent.futures.wait(list(pending.values()),
+                                    timeout=min(deadline - now, 0.25),
+                                    return_when=concurrent.futures.FIRST_COMPLETED)
+            pending = {k: f for k, f in pending.items() if not f.done()}
+
+    def _collect(self, cluster_id, nodes: list[dict],
+                 futures: dict[tuple[str, str], concurrent.futures.Future],
+                 deadline: float, cluster: dict | None = None) -> list[dict]:
+        """Samples of one cluster from its reads; store and publish them."""
+        opts = self.conf.monitor
+        nodes = self._sampled(nodes)
+        denied: list[str] = []
+        self._await(futures, deadline)
         ts = timeutils.utcnow()
         samples = []
         for node in nodes:
@@ -299,8 +371,7 @@ class MonitorManager(manager.Manager):
 
     def _record(self, cluster_id: uuid.UUID, ts, samples: list[dict]) -> None:
         if self.store is not None:
-            for sample in samples:
-                self.store.samples.add(sample)
+            self.store.samples.add_many(samples)
             total = sampler.cluster_total(samples)
             self.store.samples.add_cluster_workload(cluster_id, ts, **total)
         if self.notifier is not None:

@@ -36,6 +36,7 @@ from elastman.common import rpc
 from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor import history as history_mod
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -58,6 +59,9 @@ class PredictorManager(manager.Manager):
         self.notifier = None
         self._last_bucket: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
+        self.share = sharing.WorkShare(
+            store, self.WORKER, conf.host, 3 * conf.predictor.period + 1) \
+            if store is not None else None
 
     @property
     def horizon_steps(self) -> int:
@@ -71,6 +75,8 @@ class PredictorManager(manager.Manager):
 
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, rpc.get_notification_transport(self.conf),
@@ -83,14 +89,20 @@ class PredictorManager(manager.Manager):
         return 'forecasting with %s (%s selection)' % (
             ', '.join(self.ensemble.names), self.conf.predictor.selection)
 
+    def stop(self) -> None:
+        if self.share is not None:
+            self.share.stop()
+
     def predict_all(self, now: float | None = None) -> None:
-        ttl = 3 * self.conf.predictor.period + 1
-        for cluster in self.store.clusters.all():
+        """One round over this predictor's share of the clusters (leases)."""
+        clusters = self.store.clusters.all()
+        mine = set(self.share.claim(c['id'] for c in clusters))
+        for cluster in clusters:
             cluster_id = str(cluster['id'])
-            if not self.store.leases.acquire('predictor/%s' % cluster_id,
-                                             self.conf.host, ttl):
+            if cluster_id not in mine:
                 for metric in METRICS:
                     self.ensemble.forget((cluster_id, metric))
+                    self._last_bucket.pop((cluster_id, metric), None)
                 continue
             try:
                 self.predict_cluster(cluster, now)

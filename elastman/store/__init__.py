@@ -13,12 +13,14 @@
 from __future__ import annotations
 
 from elastman.store import actions
+from elastman.store import capacity
 from elastman.store import clusters
 from elastman.store import connection
 from elastman.store import credentials
 from elastman.store import forecasts
 from elastman.store import hosts
 from elastman.store import leases
+from elastman.store import members
 from elastman.store import models
 from elastman.store import nodes
 from elastman.store import samples
@@ -34,9 +36,11 @@ class Store:
         self.nodes = nodes.NodeRepository(session, conf)
         self.samples = samples.SampleRepository(session, conf)
         self.models = models.ModelRepository(session, conf)
+        self.capacity = capacity.CapacityRepository(session, conf)
         self.forecasts = forecasts.ForecastRepository(session, conf)
         self.actions = actions.ActionRepository(session, conf)
         self.leases = leases.LeaseRepository(session, conf)
+        self.members = members.MemberRepository(session, conf)
         self.hosts = hosts.HostRepository(session, conf)
         self.credentials = credentials.CredentialRepository(session, conf)
 

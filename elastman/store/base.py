@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from cassandra import concurrent
 from cassandra import query
 
 from elastman.common import exception
@@ -62,6 +63,27 @@ class Repository:
         bound = self._statement(cql).bind(params)
         bound.fetch_size = self._conf.store.page_size
         yield from self._session.execute(bound)
+
+    def _execute_many(self, cql: str, params: list[tuple]) -> None:
+        """Run one statement for many parameter tuples, ``[store]
+        concurrency`` requests in flight at a time; raises the first error."""
+        if params:
+            concurrent.execute_concurrent_with_args(
+                self._session, self._statement(cql), params,
+                concurrency=self._conf.store.concurrency)
+
+    def _fetch_many(self, cql: str, params: list[tuple]) -> list[list[dict]]:
+        """The rows of one query per parameter tuple, in their order, with
+        ``[store] concurrency`` queries in flight at a time."""
+        stmt = self._statement(cql)
+        bound = []
+        for p in params:
+            b = stmt.bind(p)
+            b.fetch_size = self._conf.store.page_size
+            bound.append((b, None))
+        results = concurrent.execute_concurrent(
+            self._session, bound, concurrency=self._conf.store.concurrency)
+        return [list(result) for _ok, result in results]
 
     def _page(self, cql: str, params: tuple, limit: int,
               marker: str | None) -> Page:

@@ -37,6 +37,15 @@ class LeaseRepository(base.Repository):
         row = self._one('SELECT holder FROM leases WHERE name = ?', (name,))
         return row['holder'] if row else None
 
+    def remaining(self, name: str) -> tuple[str | None, int]:
+        """The holder and the seconds until the lease expires ((None, 0)
+        when nobody holds it)."""
+        row = self._one('SELECT holder, TTL(holder) AS ttl FROM leases '
+                        'WHERE name = ?', (name,))
+        if row is None or row['holder'] is None:
+            return None, 0
+        return row['holder'], int(row['ttl'] or 0)
+
     def release(self, name: str, holder: str) -> bool:
         return self._applied('DELETE FROM leases WHERE name = ? IF holder = ?',
                              (name, holder))

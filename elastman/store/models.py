@@ -83,3 +83,7 @@ class ModelRepository(base.Repository):
         return {row['cell']: row['payload'] for row in self._iterate(
             'SELECT cell, payload FROM model_cells WHERE scope = ? AND '
             'model_id = ?', (scope, model_id))}
+
+    def delete_cells(self, scope: str, model_id: str) -> None:
+        self._execute('DELETE FROM model_cells WHERE scope = ? AND '
+                      'model_id = ?', (scope, model_id))

@@ -82,6 +82,18 @@ class NodeRepository(base.Repository):
             'node_id = ? IF state IN ?',
             (state, reason, now, now, cluster_id, node_id, list(expected)))
 
+    def list_many(self, cluster_ids: list[uuid.UUID]
+                  ) -> dict[uuid.UUID, list[dict]]:
+        """:meth:`list` of many clusters, ``[store] concurrency`` queries in
+        flight."""
+        ids = list(cluster_ids)
+        found = self._fetch_many('SELECT * FROM nodes WHERE cluster_id = ?',
+                                 [(c,) for c in ids])
+        for rows in found:
+            for row in rows:
+                row['details'] = base.loads(row['details'])
+        return dict(zip(ids, found))
+
     def delete(self, cluster_id: uuid.UUID, node_id: str) -> None:
         self._execute('DELETE FROM nodes WHERE cluster_id = ? AND '
                       'node_id = ?', (cluster_id, node_id))

@@ -112,6 +112,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         'ALTER TABLE forecasts ADD IF NOT EXISTS upper list<double>',
         'ALTER TABLE forecasts ADD IF NOT EXISTS quantile double',
     )),
+    Migration(6, 'capacity summaries and cells, one row each', (
+        """CREATE TABLE IF NOT EXISTS capacity_summaries (
+            cluster_id text, scope text, key text, flavor text,
+            version int, revision bigint, fitted_revision bigint,
+            sampled_until double, imported boolean, model blob,
+            updated_at timestamp,
+            PRIMARY KEY (cluster_id, scope, key))""",
+        """CREATE TABLE IF NOT EXISTS capacity_cells (
+            cluster_id text, node_id text, cell text, data blob,
+            PRIMARY KEY ((cluster_id, node_id), cell))""",
+    )),
+    Migration(7, 'the live copies of each worker', (
+        """CREATE TABLE IF NOT EXISTS worker_members (
+            worker text, holder text, seen_at timestamp,
+            PRIMARY KEY (worker, holder))""",
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

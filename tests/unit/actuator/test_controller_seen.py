@@ -23,6 +23,7 @@ from elastman.capacity import registry as model_registry
 from elastman.common import exception
 from elastman.store import model_state as persistence
 from elastman.trainer import manager as trainer_manager
+from tests.unit.store import fakes
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)
@@ -55,35 +56,19 @@ def _registry(cells=CELLS):
     return reg
 
 
-class FakeModels:
-    """The two calls of each direction persistence makes."""
+class FakeSamples:
+    def newest(self, cluster_id, node_ids, limit=1):
+        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
+        return {n: [dict(CURRENT, ts=taken.replace(tzinfo=None))]
+                for n in node_ids}
 
+
+class FakeStore(fakes.FakeStateStore):
     def __init__(self):
-        self.rows, self.cell_rows = {}, {}
-
-    def save_cells(self, scope, key, cells):
-        self.cell_rows[(scope, key)] = dict(cells)
-
-    def save(self, scope, key, payload, params=None, summary=None):
-        self.rows[(scope, key)] = {'payload': payload}
-        return 1
-
-    def prune(self, scope, key, keep):
-        pass
-
-    def get(self, scope, key):
-        return self.rows[(scope, key)]
-
-    def cells(self, scope, key):
-        return self.cell_rows[(scope, key)]
-
-
-class FakeStore:
-    def __init__(self):
-        self.models = FakeModels()
+        super().__init__()
         self.nodes = self
         self.actions = self
-        self.samples = self
+        self.samples = FakeSamples()
         self.forecasts = self
 
     def list(self, cluster_id, limit=None):
@@ -93,10 +78,6 @@ class FakeStore:
 
     def unfinished(self, cluster_id):
         return []
-
-    def for_node(self, cluster_id, node_id, limit=None):
-        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
-        return [dict(CURRENT, ts=taken.replace(tzinfo=None))]
 
     def latest(self, cluster_id, metric):
         raise exception.NotFound(kind='forecast', id=metric)

@@ -22,6 +22,7 @@ from elastman.monitor import readings
 from elastman.monitor import rpcapi
 from elastman.monitor import sources
 from elastman.monitor.sources import jmx as jmx_source
+from tests.unit.store import fakes
 
 
 @pytest.fixture
@@ -43,6 +44,9 @@ class FakeSamples:
     def add(self, sample):
         self.samples.append(sample)
 
+    def add_many(self, samples):
+        self.samples.extend(samples)
+
     def add_cluster_workload(self, cluster_id, ts, **total):
         self.totals.append(total)
 
@@ -62,7 +66,8 @@ class FakeStore:
         self._nodes = nodes
         self.clusters = self
         self.nodes = self
-        self.leases = self
+        self.leases = fakes.FakeLeases()
+        self.members = fakes.FakeMembers()
         self.credentials = FakeCredentials()
         self.row = {'id': cluster_id, 'status_reason': None}
 
@@ -78,8 +83,8 @@ class FakeStore:
     def list(self, cluster_id):
         return self._nodes
 
-    def acquire(self, name, holder, ttl):
-        return True
+    def list_many(self, cluster_ids):
+        return {c: self._nodes for c in cluster_ids}
 
 
 class FakeNotifier:
