@@ -155,6 +155,10 @@ class Samples:
         rows = self.rows.get((cluster_id, node_id), [])
         return list(rows[:limit] if limit is not None else rows)
 
+    def newest(self, cluster_id, node_ids, limit=1):
+        return {n: self.rows[(cluster_id, n)][:limit] for n in node_ids
+                if self.rows.get((cluster_id, n))}
+
 
 class Credentials:
     """No cluster has credentials or TLS."""

@@ -45,26 +45,29 @@ def _registry():
     return reg
 
 
+class Samples(seen.FakeSamples):
+    def __init__(self, index):
+        self.index = index
+
+    def newest(self, cluster_id, node_ids, limit=1):
+        found = super().newest(cluster_id, node_ids, limit)
+        if self.index is not None:
+            for rows in found.values():
+                rows[0]['extra'] = {'interference_index': self.index}
+        return found
+
+
 class Store(seen.FakeStore):
     def __init__(self, index):
         super().__init__()
-        self.index = index
-
-    def for_node(self, cluster_id, node_id, limit=None):
-        row = super().for_node(cluster_id, node_id, limit)[0]
-        if self.index is not None:
-            row['extra'] = {'interference_index': self.index}
-        return [row]
+        self.samples = Samples(index)
 
 
-@pytest.fixture(scope='module')
-def registry():
-    return _registry()
-
-
-def _capacity(conf, registry, index):
+def _capacity(conf, index):
+    # a registry saves only what changed since its last save: a fresh store
+    # needs a fresh registry
     store = Store(index)
-    persistence.save_state(store, registry)
+    persistence.save_state(store, _registry())
     cluster = {'id': 'c1', 'created_at': None,
                'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0}}
     decision = controller_mod.Controller(conf, store).decide(
@@ -73,11 +76,11 @@ def _capacity(conf, registry, index):
     return vm.capacity
 
 
-def test_capacity_follows_the_interference_index(conf, registry):
-    clean = _capacity(conf, registry, 0.0)
-    hurt = _capacity(conf, registry, 0.5)
+def test_capacity_follows_the_interference_index(conf):
+    clean = _capacity(conf, 0.0)
+    hurt = _capacity(conf, 0.5)
     truth = synthetic.SyntheticVM(1.0).capacity(0.75, 600)
     assert clean == pytest.approx(truth, rel=0.2)
     assert hurt == pytest.approx(0.5 * clean, rel=0.25)
     # a node whose host reported nothing counts as free of interference
-    assert _capacity(conf, registry, None) == pytest.approx(clean)
+    assert _capacity(conf, None) == pytest.approx(clean)
