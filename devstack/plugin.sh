@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck shell=bash
 # devstack plugin of elastman: installs it, configures it against devstack's
-# Keystone, RabbitMQ and Nova, registers the service and its endpoint, starts
-# the workers, and puts the libvirt hook and host agent on compute hosts.
+# Keystone, RabbitMQ and Nova, registers the service and its endpoint, serves
+# the API under uwsgi (elastman.wsgi.api:application), starts the workers,
+# and puts the libvirt hook and host agent on compute hosts.
 #
 # Functions take their values from devstack/settings (sourced by devstack
 # before this file) and from devstack's own functions; each phase below calls
@@ -10,9 +11,13 @@
 
 ELASTMAN_BIN_DIR=${ELASTMAN_BIN_DIR:-$(get_python_exec_prefix)}
 
-# install_elastman: the package, and libvirt-python where the agent runs.
+# install_elastman: the package, uwsgi for the API, and libvirt-python
+# where the agent runs.
 function install_elastman {
     setup_develop "$ELASTMAN_DIR"
+    if is_service_enabled elastman-api; then
+        install_apache_uwsgi
+    fi
     if is_service_enabled elastman-hostagent; then
         pip_install "libvirt-python>=9.0"
     fi
@@ -29,8 +34,6 @@ function configure_elastman {
     iniset "$ELASTMAN_CONF" DEFAULT host "$(hostname)"
     iniset_rpc_backend elastman "$ELASTMAN_CONF"
 
-    iniset "$ELASTMAN_CONF" api bind_host "$ELASTMAN_SERVICE_HOST"
-    iniset "$ELASTMAN_CONF" api bind_port "$ELASTMAN_SERVICE_PORT"
     iniset "$ELASTMAN_CONF" api auth_strategy keystone
     configure_keystone_authtoken_middleware "$ELASTMAN_CONF" elastman
     iniset "$ELASTMAN_CONF" keystone_authtoken cache_dir \
@@ -51,6 +54,13 @@ function configure_elastman {
         iniset "$ELASTMAN_CONF" nova region_name "$REGION_NAME"
     fi
     iniset "$ELASTMAN_CONF" hostagent socket_path "$ELASTMAN_HOSTAGENT_SOCKET"
+
+    # uwsgi serves the API on the service port itself (no Apache in front);
+    # the WSGI module reads $ELASTMAN_CONF.
+    write_uwsgi_config "$ELASTMAN_UWSGI_CONF" "$ELASTMAN_UWSGI" "" \
+        "$ELASTMAN_SERVICE_HOST:$ELASTMAN_SERVICE_PORT" "elastman-api"
+    iniset "$ELASTMAN_UWSGI_CONF" uwsgi env \
+        "OS_ELASTMAN_CONFIG_FILES=$ELASTMAN_CONF"
 }
 
 # create_elastman_accounts: service user, service and endpoint in Keystone.
@@ -88,9 +98,12 @@ function install_elastman_hostagent {
 
 # start_elastman: every enabled worker as a devstack process.
 function start_elastman {
-    local worker
-    run_process elastman-api \
-        "$ELASTMAN_BIN_DIR/elastman-api --config-file $ELASTMAN_CONF"
+    local worker uwsgi
+    if is_service_enabled elastman-api; then
+        uwsgi=$(command -v uwsgi) || die "$LINENO" "uwsgi is not installed"
+        run_process elastman-api \
+            "$uwsgi --procname-prefix elastman-api --ini $ELASTMAN_UWSGI_CONF"
+    fi
     for worker in $ELASTMAN_WORKERS; do
         run_process "elastman-$worker" \
             "$ELASTMAN_BIN_DIR/elastman-$worker --config-file $ELASTMAN_CONF"
@@ -114,8 +127,7 @@ function stop_elastman {
     for worker in api $ELASTMAN_WORKERS hostagent; do
         stop_process "elastman-$worker"
     done
-    if [[ "$ELASTMAN_STORE_CONTACT_POINTS" == "local" && -f "$ELASTMAN_CONF" ]]
-    then
+    if [[ "$ELASTMAN_STORE_CONTACT_POINTS" == "local" && -f "$ELASTMAN_CONF" ]]; then
         "$ELASTMAN_BIN_DIR/elastman-manage" --config-file "$ELASTMAN_CONF" \
             store stop || true
     fi
@@ -123,6 +135,7 @@ function stop_elastman {
 
 # cleanup_elastman: configuration, caches, state and the libvirt hook.
 function cleanup_elastman {
+    remove_uwsgi_config "$ELASTMAN_UWSGI_CONF" "elastman-api"
     sudo rm -rf "$ELASTMAN_CONF_DIR" "$ELASTMAN_AUTH_CACHE_DIR" \
         "$ELASTMAN_STATE_PATH"
     local hook

@@ -1,4 +1,15 @@
 #!/usr/bin/env python3
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Benchmark of the capacity model: refit cost, query cost, memory per model.
 
 Builds one cluster with ``--vms`` VMs of one flavour, each with ``--cells``
@@ -24,11 +35,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from elastman.capacity import capacity as cap  # noqa: E402
-from elastman.capacity import model as model_mod  # noqa: E402
-from elastman.capacity import serialization as ser  # noqa: E402
 from elastman.capacity.grid import CellGrid  # noqa: E402
+from elastman.capacity import model as model_mod  # noqa: E402
 from elastman.capacity.params import ModelParams  # noqa: E402
 from elastman.capacity.registry import ModelRegistry  # noqa: E402
+from elastman.capacity import serialization as ser  # noqa: E402
 
 GRAN = {'read_rate': 100, 'write_rate': 100, 'data_size': 512}
 

@@ -33,7 +33,7 @@ fi
 log() { echo "[install-libvirt] $*"; }
 
 PKGS="libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients libvirt-dev
-qemu-system-x86 pkg-config python3-defusedxml"
+qemu-system-x86 pkg-config python3-defusedxml numactl"
 missing=()
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,7 +57,7 @@ fi
 # python3-defusedxml from apt above.
 
 mkdir -p /var/log/libvirt /var/run/libvirt /var/lib/libvirt/qemu /var/cache/libvirt \
-         /etc/libvirt/hooks
+    /etc/libvirt/hooks
 getent group libvirt-qemu >/dev/null || groupadd -r libvirt-qemu
 getent passwd libvirt-qemu >/dev/null || \
     useradd -r -g libvirt-qemu -d /var/lib/libvirt -s /usr/sbin/nologin libvirt-qemu

@@ -6,6 +6,7 @@
 #   tools/install.sh --libvirt    ... and libvirt + QEMU for the host agent
 #   tools/install.sh --nova       ... and the Nova test lab (MariaDB, a Nova venv; implies --rabbitmq)
 #   tools/install.sh --ycsb       ... and the YCSB workload driver (tools/ycsb)
+#   tools/install.sh --prometheus ... and a Prometheus server plus the JMX exporter agent
 #
 # Environment:
 #   ELASTMAN_VENV   virtualenv to create/use          (default: <repo>/.venv)
@@ -19,13 +20,15 @@ WITH_RABBITMQ=0
 WITH_LIBVIRT=0
 WITH_YCSB=0
 WITH_NOVA=0
+WITH_PROMETHEUS=0
 for arg in "$@"; do
     case $arg in
         --rabbitmq) WITH_RABBITMQ=1 ;;
         --libvirt) WITH_LIBVIRT=1 ;;
         --ycsb) WITH_YCSB=1 ;;
         --nova) WITH_NOVA=1; WITH_RABBITMQ=1 ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --prometheus) WITH_PROMETHEUS=1 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $arg" >&2; exit 2 ;;
     esac
 done
@@ -54,6 +57,10 @@ fi
 command -v mvn >/dev/null || { log "installing maven"; apt_install maven; }
 python3 -c 'import venv, ensurepip' 2>/dev/null || { log "installing python3-venv"; apt_install python3-venv; }
 command -v shellcheck >/dev/null || { log "installing shellcheck (devstack plugin test)"; apt_install shellcheck; }
+if [ "$WITH_PROMETHEUS" = 1 ] && ! command -v prometheus >/dev/null; then
+    log "installing prometheus"
+    apt_install prometheus
+fi
 if [ "$WITH_RABBITMQ" = 1 ] && ! command -v rabbitmq-server >/dev/null; then
     log "installing rabbitmq-server"
     apt_install rabbitmq-server
@@ -66,19 +73,27 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 STAMP=$VENV/.elastman-installed
 REQ_HASH=$(cat "$REPO/requirements.txt" "$REPO/test-requirements.txt" "$REPO/upper-constraints.txt" \
-           "$REPO/setup.cfg" | sha256sum | cut -d' ' -f1)
+    "$REPO/setup.cfg" "$REPO/pyproject.toml" | sha256sum | cut -d' ' -f1)
 # the stamp alone is not enough: a venv shared with another checkout may
 # have lost this one's editable install (and with it the entry points)
-if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] ||
-   ! "$VENV/bin/python" -I -c "import importlib.metadata as m, os, sys, elastman
+editable_here() {
+    "$VENV/bin/python" -I -c "import importlib.metadata as m, os, sys, elastman
 m.distribution('elastman')
-sys.exit(os.path.dirname(os.path.realpath(elastman.__file__))
-         != os.path.realpath('$REPO/elastman'))" 2>/dev/null; then
+here = os.path.dirname(os.path.realpath(elastman.__file__))
+sys.exit(here != os.path.realpath('$REPO/elastman'))" 2>/dev/null
+}
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$REQ_HASH" ] || ! editable_here; then
     log "installing python requirements into $VENV"
+    # a build's egg-info in the tree (setup.py, pip wheel) would shadow the
+    # installed metadata, entry points included, for code run from here
+    rm -rf "$REPO/elastman.egg-info"
     "$VENV/bin/pip" install -q --upgrade pip
     "$VENV/bin/pip" install -q -c "$REPO/upper-constraints.txt" \
         -r "$REPO/requirements.txt" -r "$REPO/test-requirements.txt"
     "$VENV/bin/pip" install -q --no-deps -e "$REPO"
+    # tox runs pep8, docs, releasenotes, genpolicy and genconfig in
+    # environments of its own (tox.ini); it is not a test requirement
+    "$VENV/bin/pip" install -q 'tox>=4'
     echo "$REQ_HASH" > "$STAMP"
 else
     log "python requirements up to date"
@@ -97,6 +112,19 @@ if [ ! -f "$LIB/.complete" ]; then
     touch "$LIB/.complete"
 else
     log "Cassandra $CASSANDRA_VERSION jars present in $LIB"
+fi
+# --- the Prometheus JMX exporter agent (pinned in tools/prometheus/pom.xml) -
+if [ "$WITH_PROMETHEUS" = 1 ]; then
+    EXPORTER_VERSION=$(sed -n 's:.*<jmx.exporter.version>\(.*\)</jmx.exporter.version>.*:\1:p' "$REPO/tools/prometheus/pom.xml")
+    EXPORTER=$CACHE/jmx-exporter-$EXPORTER_VERSION
+    if [ ! -f "$EXPORTER/jmx_prometheus_javaagent-$EXPORTER_VERSION.jar" ]; then
+        log "fetching the JMX exporter agent $EXPORTER_VERSION into $EXPORTER"
+        mkdir -p "$EXPORTER"
+        mvn -q -B -f "$REPO/tools/prometheus/pom.xml" dependency:copy-dependencies \
+            -DoutputDirectory="$EXPORTER" -DexcludeTransitive=true
+    else
+        log "JMX exporter agent $EXPORTER_VERSION present in $EXPORTER"
+    fi
 fi
 if [ "$WITH_LIBVIRT" = 1 ]; then
     ELASTMAN_VENV=$VENV "$REPO/tools/install-libvirt.sh"

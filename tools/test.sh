@@ -9,7 +9,7 @@
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
-tools/install.sh --rabbitmq --libvirt --nova
+tools/install.sh --rabbitmq --libvirt --nova --prometheus
 VENV=${ELASTMAN_VENV:-$REPO/.venv}
 export PATH=$VENV/bin:$PATH
 if [ $# -eq 0 ]; then

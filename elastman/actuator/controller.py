@@ -1,10 +1,15 @@
-"""One control period of one cluster: gather the inputs, decide, record.
+"""One cluster's decisions, from the store: the planning loop every control
+period and the latency guard every monitor interval.
 
-Inputs come from the store, where the other workers leave them: the latest
-forecast of the cluster's read and write intensity (predictor), each node's
-latest sample (monitor), and the capacity models (trainer state). The
-decision itself is :func:`elastman.actuator.decision.decide`; every period's
-decision, with its inputs and reason, is stored as a decision record.
+The inputs are where the other workers leave them: each node's newest
+samples (monitor), the newest forecast of the cluster's read and write
+intensity (predictor), the capacity summaries (each VM's and flavour's model
+and version, never the cells: trainer), the host agents' interference
+reports and the action journal. The decisions themselves are
+:func:`elastman.actuator.planning.plan` and
+:func:`elastman.actuator.guard.evaluate`, the same functions the simulator
+runs; every decision is stored as a decision record with its inputs and
+reason.
 """
 from __future__ import annotations
 
@@ -16,27 +21,60 @@ from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import guard as guard_mod
+from elastman.actuator import planning
 from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
 from elastman.common import exception
 from elastman.common import timestamps
-from elastman.store import model_state as persistence
+from elastman.store import model_state
 
 LOG = logging.getLogger(__name__)
 
-FORECAST_METRICS = ('reads_per_s', 'writes_per_s')
+#: Node states of a dead node the healer replaces: they count towards the
+#: policy's floor (not towards the capacity).
+HEALING = ('DEAD', 'REPLACING')
+
+FORECAST_METRICS = workload.LOAD_KEYS
+
+
+def _sample_load(row: dict) -> dict[str, Any]:
+    """The keys of a stored sample the decision reads: load, sizes, the SLO
+    metrics (the monitor keeps the queue-inclusive one in ``extra``) and the
+    capacity model's interference index (0 when the node's host reported
+    none).
+    """
+    out = {k: v for k, v in row.items()
+           if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')
+           or k.endswith('_p99_ms')}
+    extra = row.get('extra') or {}
+    out.update({k: v for k, v in extra.items() if k.endswith('_p99_ms')})
+    out['interference_index'] = extra.get('interference_index', 0.0)
+    return out
 
 
 class Controller:
-    """Decides for one cluster per control period."""
+    """Decides for one cluster: :meth:`decide` (planning) and :meth:`guard`."""
 
     def __init__(self, conf, store) -> None:
         self.conf = conf
         self.store = store
 
+    def policy_of(self, cluster: dict) -> policy_mod.ScalingPolicy:
+        """The cluster's policy; the SLO it does not set is the one the
+        trainer's models use ([trainer] slo_metric, slo_threshold_ms).
+        """
+        t = self.conf.trainer
+        return policy_mod.ScalingPolicy.for_cluster(cluster, defaults={
+            'slo_metric': t.slo_metric, 'slo_threshold_ms': t.slo_threshold_ms})
+
+    # -- inputs ------------------------------------------------------------------
     def _forecast(self, cluster_id, now: float,
-                  horizon_s: float) -> dict[str, Any]:
-        """The highest predicted value of each metric within the horizon."""
+                  horizon_s: float, plan_on: str = 'point') -> dict[str, Any]:
+        """The highest predicted value of each metric within the horizon:
+        the forecast's peak (the highest value of its point path in a row
+        without one), or its upper quantile with ``plan_on = 'quantile'``
+        (the peak when the row has no quantile)."""
         predicted, info = {}, {}
         for metric in FORECAST_METRICS:
             try:
@@ -48,9 +86,16 @@ class Controller:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
             steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
-            values = list(row['predicted'])[:steps] or [0.0]
-            predicted[metric] = max(values)
-            info[metric] = {'value': predicted[metric],
+            point = max(list(row.get('peak') or [])[:steps] or
+                        list(row['predicted'])[:steps] or [0.0])
+            upper = list(row.get('upper') or [])[:steps]
+            used = 'quantile' if plan_on == 'quantile' and upper else 'point'
+            predicted[metric] = max(upper) if used == 'quantile' else point
+            info[metric] = {'value': predicted[metric], 'used': used,
+                            'point': point,
+                            'upper': max(upper) if upper else None,
+                            'quantile': row.get('quantile'),
+                            'horizon_s': horizon_s,
                             'forecaster': row['forecaster'],
                             'weights': dict(row['weights'] or {}),
                             'made_at': row['ts'].isoformat()}
@@ -58,7 +103,8 @@ class Controller:
 
     def _interference(self, nodes: list[dict], now: float) -> dict[str, float]:
         """Each node's interference index from the latest report of its
-        compute host's agent (nodes without a recent report are left out)."""
+        compute host's agent (nodes without a recent report are left out).
+        """
         reports: dict[str, dict] = {}
         found = {}
         for node in nodes:
@@ -77,65 +123,171 @@ class Controller:
                 found[node['node_id']] = float(vm['interference_index'])
         return found
 
-    def decide(self, cluster: dict, now: float | None = None,
-               record: bool = True) -> decision_mod.Decision:
-        now = time.time() if now is None else now
+    def _recent(self, cluster_id, serving: list[dict], now: float,
+                rounds: int) -> dict[str, list[dict]]:
+        """Each serving node's newest fresh samples, newest first."""
+        fresh_s = self.conf.actuator.sample_max_age
+        out = {}
+        newest = self.store.samples.newest(
+            cluster_id, [n['node_id'] for n in serving], rounds)
+        for node_id, rows in newest.items():
+            rows = [r for r in rows if r.get('up') is not False
+                    and now - timestamps.epoch(r['ts']) <= fresh_s]
+            if rows:
+                out[node_id] = rows
+        return out
+
+    def _joins(self, cluster_id) -> planning.JoinClock:
+        """How long this cluster's scale-outs took, from the journal."""
+        clock = planning.JoinClock()
+        for a in self.store.actions.list(cluster_id, limit=50):
+            result = a.get('result') or {}
+            started, joined = result.get('started_at'), result.get('joined_at')
+            if a['kind'] == 'scale_out' and started and joined:
+                flavor = (a.get('params') or {}).get('flavor') or ''
+                done = (timestamps.epoch(a['updated_at']) - float(started)
+                        if a['state'] == 'SUCCEEDED' else None)
+                clock.record(flavor, float(joined) - float(started), done)
+        return clock
+
+    def _state(self, cluster: dict, serving: list[dict], now: float,
+               interference: dict[str, float],
+               in_band: list[str], healing: int = 0) -> decision_mod.ClusterState:
         cluster_id = cluster['id']
-        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
-        nodes = self.store.nodes.list(cluster_id)
-        serving = executor_mod.serving_nodes(nodes)
         unfinished = self.store.actions.unfinished(cluster_id)
         finished = [a for a in self.store.actions.list(cluster_id, limit=20)
                     if a['state'] == 'SUCCEEDED']
-        last_action_at = timestamps.epoch(finished[0]['updated_at']) if finished \
-            else None
-
-        current = {}
-        for node in serving:
-            rows = self.store.samples.for_node(cluster_id, node['node_id'],
-                                               limit=1)
-            if rows and rows[0].get('up') is not False:
-                current[node['node_id']] = {
-                    k: v for k, v in rows[0].items()
-                    if k in workload.LOAD_KEYS or k.endswith('_bytes_mean')}
-        horizon = policy.control_period_s + self.conf.actuator.join_timeout
-        forecast = self._forecast(cluster_id, now, horizon)
-        observed = {k: sum(c.get(k) or 0.0 for c in current.values())
-                    for k in workload.LOAD_KEYS}
-        # be ready for the larger of the forecast peak and what is served
-        # now: a forecast that lags a rising load must not remove a node
-        predicted = {k: max(forecast['predicted'].get(k, 0.0), observed[k])
-                     for k in workload.LOAD_KEYS} \
-            if forecast['predicted'] else observed
-        per_vm = workload.split_workload(predicted, current)
-        registry = persistence.load_state(self.store, str(cluster_id))
-        estimates = (workload.estimate_capacities(registry, per_vm)
-                     if registry is not None else {})
-        interference = self._interference(serving, now)
-        state = decision_mod.ClusterState(
+        last_action_at = timestamps.epoch(finished[0]['updated_at']) \
+            if finished else None
+        last_kind = finished[0]['kind'] if finished else None
+        return decision_mod.ClusterState(
             nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                          bool(n.get('seed')),
                                          interference.get(n['node_id'], 0.0),
                                          removable=executor_mod.removable(n))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
-            started_at=timestamps.epoch(cluster.get('created_at')))
-        inputs = {'forecast': forecast['forecast'],
-                  'predicted_cluster': predicted,
-                  'observed_cluster': observed,
-                  'forecast_used': bool(forecast['predicted']),
-                  'per_vm_workload': per_vm,
-                  'interference': interference,
+            started_at=timestamps.epoch(cluster.get('created_at')),
+            in_warning_band=in_band, last_action_kind=last_kind,
+            healing=healing)
+
+    def _rounds(self, policy: policy_mod.ScalingPolicy,
+                recent: dict[str, list[dict]]) -> list[guard_mod.Round]:
+        """The guard's view: per monitor round (newest first), each node's
+        measured SLO metric.
+        """
+        by_ts: dict[Any, dict[str, float]] = {}
+        for node, rows in recent.items():
+            for row in rows:
+                value = _sample_load(row).get(policy.slo_metric)
+                if value is not None:
+                    by_ts.setdefault(row['ts'], {})[node] = float(value)
+        return [guard_mod.Round(timestamps.epoch(ts), p99)
+                for ts, p99 in sorted(by_ts.items(), reverse=True)]
+
+    @staticmethod
+    def _measured(policy: policy_mod.ScalingPolicy,
+                  recent: dict[str, list[dict]]) -> dict[str, float]:
+        """Each node's newest measured SLO metric."""
+        out = {}
+        for node, rows in recent.items():
+            value = _sample_load(rows[0]).get(policy.slo_metric)
+            if value is not None:
+                out[node] = float(value)
+        return out
+
+    def _record(self, cluster_id, result: decision_mod.Decision) -> None:
+        self.store.actions.record_decision(
+            cluster_id, datetime.datetime.fromtimestamp(
+                result.at, datetime.timezone.utc), result.kind,
+            result.to_dict())
+
+    # -- the planning loop -----------------------------------------------------
+    def decide(self, cluster: dict, now: float | None = None,
+               record: bool = True) -> decision_mod.Decision:
+        now = time.time() if now is None else now
+        cluster_id = cluster['id']
+        policy = self.policy_of(cluster)
+        nodes = self.store.nodes.list(cluster_id)
+        serving = executor_mod.serving_nodes(nodes)
+        recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
+        current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
+        assessment = guard_mod.assess(policy, self._rounds(policy, recent))
+        clock = self._joins(cluster_id)
+        join_s = clock.join_time(policy.default_flavor, self.conf.actuator.join_timeout)
+        busy_s = clock.busy_time(policy.default_flavor, join_s)
+        horizon = planning.horizon_s(policy, join_s, busy_s)
+        forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
+        registry = model_state.load_capacity(self.store, str(cluster_id))
+        interference = self._interference(serving, now)
+        healing = sum(1 for n in nodes if n.get('state') in HEALING) \
+            if policy.auto_heal else 0
+        state = self._state(cluster, serving, now, interference,
+                            assessment.in_band if policy.guard else [], healing)
+        flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
+        inputs = {'forecast': forecast['forecast'], 'horizon_s': horizon,
+                  'join_s': join_s, 'busy_s': busy_s, 'interference': interference,
+                  'guard': assessment.to_dict(),
                   'model_versions': registry.versions() if registry else {},
                   'policy': policy.to_dict()}
-        result = decision_mod.decide(policy, state, estimates, now, inputs)
+        measured = self._measured(policy, recent)
+        result = planning.plan(policy, state, current, forecast['predicted'],
+                               registry, now, flavors, inputs, measured)
         if record:
-            self.store.actions.record_decision(
-                cluster_id, datetime.datetime.fromtimestamp(
-                    now, datetime.timezone.utc), result.kind,
-                result.to_dict())
+            self._record(cluster_id, result)
         LOG.info('cluster %s: %s', cluster_id, result.reason)
         return result
+
+    # -- the latency guard -----------------------------------------------------
+    def guard(self, cluster: dict, now: float | None = None,
+              record: bool = True) -> decision_mod.Decision | None:
+        """The guard's decision on the newest samples; None while the latency
+        is green or the band has not lasted (nothing is recorded then).
+        """
+        now = time.time() if now is None else now
+        cluster_id = cluster['id']
+        policy = self.policy_of(cluster)
+        if not policy.guard:
+            return None
+        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
+        recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
+        rounds = self._rounds(policy, recent)
+        current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
+        registry = model_state.load_capacity(self.store, str(cluster_id))
+        flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
+        estimates = planning.guard_estimates(policy, registry, current, flavors,
+                                             self._measured(policy, recent))
+        state = self._state(cluster, serving, now, {}, [])
+        assessment = guard_mod.evaluate(
+            policy, state, rounds, estimates, now,
+            last_level=self._last_guard_level(cluster_id),
+            inputs={'observed_cluster': planning.observed_load(current),
+                    'policy': policy.to_dict()})
+        result = assessment.decision
+        if result is None:
+            return None
+        if record:
+            self._record(cluster_id, result)
+        LOG.info('cluster %s: %s', cluster_id, result.reason)
+        return result
+
+    def newest_sample_at(self, cluster: dict) -> float | None:
+        """When the monitor last sampled the cluster (the guard's clock)."""
+        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster['id']))
+        rows = self.store.samples.newest(cluster['id'],
+                                         [n['node_id'] for n in serving])
+        return max((timestamps.epoch(r[0]['ts']) for r in rows.values()),
+                   default=None)
+
+    def _last_guard_level(self, cluster_id) -> float | None:
+        """The severity at the guard's last scale-out, while its cool-down
+        may still run.
+        """
+        for row in self.store.actions.decisions(cluster_id, limit=20):
+            record = row.get('record') or {}
+            if record.get('trigger') == 'guard' and row['action'] != 'none':
+                return ((record.get('inputs') or {}).get('guard') or {}).get('level')
+        return None
 
     def action_for(self, cluster: dict,
                    result: decision_mod.Decision) -> dict | None:
@@ -147,5 +299,6 @@ class Controller:
         else:
             params = {'nodes': list(result.remove_nodes)}
         params['decided_at'] = result.at
+        params['trigger'] = result.trigger
         return self.store.actions.create(cluster['id'], result.kind, params,
                                          step='requested')

@@ -1,6 +1,6 @@
 """The elasticity controller's decision: how many VMs of which flavour to add
-or remove this control period (seed 000, Ch. 3; node choice after seed 002,
-Ch. 6).
+or remove this control period (OnlineElastMan; the choice of node to remove
+after the Augmentation Engine).
 
 :func:`decide` is a pure function of the policy, the cluster's state and the
 per-VM capacity estimates (each carrying the VM's predicted load ``w_x``, its
@@ -48,7 +48,9 @@ How a capacity bound enters (``CapacityEstimate.bound``):
 * ``upper`` (the true capacity is below ``c_x``; all cells violated):
   ``w_x > c_x`` is surely a violation (its term under-estimates the need);
   ``w_x <= c_x`` is uncertain, as above.
-* ``unknown`` (no cells): no decision at all ("model not usable").
+* ``unknown`` (no cells, or no fresh sample): left out of the sums; it
+  cannot block a scale-out the other VMs call for, but it blocks a scale-in
+  (with no estimate at all there is no decision: "model not usable").
 """
 from __future__ import annotations
 
@@ -89,13 +91,21 @@ class ClusterState:
 
     ``last_action_at`` is when the last action completed (cool-down start);
     ``started_at`` when elastman began modelling the cluster (warm-up start;
-    ``None``: the caller has handled warm-up).
+    ``None``: the caller has handled warm-up). ``in_warning_band`` lists the
+    VMs whose measured latency is in the guard's warning band or above the
+    SLO (:mod:`elastman.actuator.guard`): while there is one, no scale-in.
+    ``healing`` counts dead nodes the healer will replace (they are not in
+    ``nodes``, but they count towards the floor, so that a replacement is
+    not doubled by a repair scale-out).
     """
 
     nodes: list[NodeInfo]
     action_in_flight: bool = False
     last_action_at: float | None = None
     started_at: float | None = None
+    in_warning_band: list[str] = dataclasses.field(default_factory=list)
+    last_action_kind: str | None = None
+    healing: int = 0
 
     @property
     def size(self) -> int:
@@ -145,6 +155,7 @@ class Decision:
     kind: str
     reason: str
     at: float
+    trigger: str = 'plan'      # 'plan' (control period) or 'guard' (latency)
     flavor: str | None = None
     count: int = 0
     remove_nodes: list[str] = dataclasses.field(default_factory=list)
@@ -226,7 +237,8 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
 
 def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
     """Per-flavour violators, sum of (w-c)/c and the raw out/in counts
-    (``mean_capacity`` is the mean target ``(1 - headroom) c_x``)."""
+    (``mean_capacity`` is the mean target ``(1 - headroom) c_x``).
+    """
     out: dict[str, FlavorNumbers] = {}
     caps: dict[str, list[float]] = {}
     for t in terms:
@@ -292,7 +304,8 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
                            count: int) -> list[str]:
     """Up to ``count`` nodes of ``flavor``: non-seeds first, then least
     capacity (or most interference, per ``policy.remove_by``); a seed only
-    while another seed stays in the cluster."""
+    while another seed stays in the cluster.
+    """
     def key(n: NodeInfo) -> tuple:
         cap = terms[n.node_id].capacity if n.node_id in terms else math.inf
         cap = cap if math.isfinite(cap) else math.inf
@@ -348,23 +361,42 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         return none('the cluster has no serving node', 'empty')
     if cluster.action_in_flight:
         return none('an action is in flight', 'in_flight')
-    if cluster.last_action_at is not None and now - cluster.last_action_at < policy.cooldown_s:
+    cooling = (cluster.last_action_at is not None
+               and now - cluster.last_action_at < policy.cooldown_s)
+    if cooling and cluster.last_action_kind != SCALE_OUT:
         left = policy.cooldown_s - (now - cluster.last_action_at)
         return none('cooling down (%.0f s left)' % left, 'cooldown')
-    if cluster.size < policy.floor:
+    if cluster.size + cluster.healing < policy.floor:
         return _repair(policy, cluster, d)
     if (policy.warmup_s > 0 and cluster.started_at is not None
             and now - cluster.started_at < policy.warmup_s):
         left = policy.warmup_s - (now - cluster.started_at)
         return none('warming up (%.0f s left)' % left, 'warmup')
     unknown = sum(f.unknown for f in d.flavors.values())
-    if unknown:
-        return none('warming up, model not usable (%d of %d VMs have no capacity '
-                    'estimate)' % (unknown, cluster.size), 'model')
+    if unknown == cluster.size:
+        return none('model not usable (none of the %d VMs has a capacity '
+                    'estimate yet)' % cluster.size, 'model')
 
+    # VMs without an estimate (no fresh sample, no model yet) are left out of
+    # the sums: they cannot block a scale-out the others call for, but they
+    # do block a scale-in
     out = _scale_out(policy, cluster, d)
     if out is not None:
         return out
+    if cooling:
+        # after a scale-out, another one may follow at once (the load still
+        # rises); a scale-in waits for the cool-down
+        left = policy.cooldown_s - (now - cluster.last_action_at)
+        return none('no scale-out needed; cooling down after a scale-out '
+                    '(%.0f s left)' % left, 'cooldown')
+    if unknown:
+        return none('%d of %d VMs have no capacity estimate; scale in needs '
+                    'every VM known' % (unknown, cluster.size), 'model')
+    if cluster.in_warning_band:
+        return none('the measured latency of %d VM(s) is in the warning band '
+                    '(%s); no scale-in' % (len(cluster.in_warning_band),
+                                           ', '.join(cluster.in_warning_band[:5])),
+                    'latency')
     return _scale_in(policy, cluster, d, by_node)
 
 
@@ -404,8 +436,8 @@ def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Dec
     d.deficit = sum(out_excess(policy, f) * f.mean_capacity for f in triggered
                     if math.isfinite(f.mean_capacity))
     main = max(triggered, key=lambda f: (f.out_raw, f.flavor))
-    if len(triggered) == 1 and (not policy.flavor_costs or
-                                list(policy.flavor_costs) == [main.flavor]):
+    if len(triggered) == 1 and (not policy.flavor_costs
+                                or list(policy.flavor_costs) == [main.flavor]):
         flavor, want, why = main.flavor, main.out_raw, ''
     else:
         flavor, want, why = choose_flavor(policy, d.flavors, d.deficit, main.flavor)

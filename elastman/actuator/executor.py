@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Carrying out a scaling action as a journalled, resumable state machine.
 
 Every step is written to the action journal *before* its side effects, and
@@ -8,12 +19,31 @@ completed.
 
 Steps, in order (an action skips the ones its plan does not need)::
 
-    requested -> planned -> creating -> joining -> cleaning
+    requested -> planned -> removing -> creating -> joining -> cleaning
               -> decommissioning -> deleting -> done
 
+A ``replace`` action heals a dead node: a new server of its flavour boots with
+``replace_address_first_boot`` and takes over the dead node's tokens
+(creating, joining), then the dead server is deleted (deleting). Where that is
+impossible (the flavour is gone, or the compute driver cannot pass the
+option), ``nodetool removenode`` drops the dead node from the ring first
+(removing), then a scale-out by one adds a new node and cleans up.
+
 Failures leave the cluster consistent: servers of a scale-out that never
-became ACTIVE or whose node never joined are deleted and the action FAILED; a
-decommission that fails leaves the node and its server in place.
+became ACTIVE or whose node never joined are deleted and the action FAILED
+(with a failure code the back-off counts by); a decommission that fails leaves
+the node and its server in place.
+
+A cluster with credentials or TLS (``store.credentials``) is reached with
+them: nodetool logs in to JMX, and each new node must accept a CQL login.
+Before an action touches a cluster that has nodes, one node is asked to
+accept the cluster's credentials, so that wrong ones fail the action before
+anything is created or removed.
+
+An executor given the name of its lease holder renews the cluster's lease at
+every checkpoint (after each journalled step, and every few seconds inside a
+long step); when the lease is gone it stops there, without rolling anything
+back, and the actuator that holds the lease now resumes from the journal.
 
 The compute driver acts in the cluster's own project when the cluster holds
 a Keystone trust (``spec['trust_id']``): ``driver.scoped(project, trust)``.
@@ -25,17 +55,19 @@ ring without a server it can map is not elastman's to remove.
 """
 from __future__ import annotations
 
-import os
+import datetime
+import re
 import threading
 import time
-import uuid
 from typing import Callable
+import uuid
 
 from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import discovery
 from elastman.actuator import policy as policy_mod
+from elastman.cassandra import access as access_mod
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.common import exception
 from elastman.common import trusts
@@ -45,20 +77,51 @@ LOG = logging.getLogger(__name__)
 
 ACTION_TAG = 'elastman_action'
 
-STEPS = ('requested', 'planned', 'creating', 'joining', 'cleaning',
-         'decommissioning', 'deleting', 'done')
+STEPS = ('requested', 'planned', 'removing', 'creating', 'joining',
+         'cleaning', 'decommissioning', 'deleting', 'done')
 SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
 #: seeds a new node is given (Cassandra's advice: a few per datacentre)
 MAX_SEEDS = 3
-#: Where [actuator]crash_after_step can kill an actuator: right after each
-#: step is journalled, and inside the steps that have side effects.
-CRASH_POINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
-                            'deleting:server')
+#: Checkpoints of a running action, where the lease is renewed and a test's
+#: fault hook may kill the process: right after each step is journalled, and
+#: inside the steps that have side effects.
+CHECKPOINTS = STEPS[1:] + ('creating:server', 'decommissioning:leaving',
+                           'deleting:server', 'removing:node')
+#: Seconds between two lease renewals inside a long step.
+LEASE_CHECK_INTERVAL = 5.0
+
+#: Failure codes of a FAILED action (the back-off counts failures per code),
+#: from the error text: the first pattern that matches names it.
+_FAILURE_CODES = (
+    ('no_valid_host', re.compile(r'no valid host', re.I)),
+    ('quota', re.compile(r'quota|over ?limit', re.I)),
+    ('flavor_not_found', re.compile(r'flavou?r \S+ not found', re.I)),
+    ('no_address', re.compile(r'no free address', re.I)),
+    ('join_timeout', re.compile(r'did not join within', re.I)),
+    ('boot_timeout', re.compile(r'did not reach ACTIVE', re.I)),
+    ('server_error', re.compile(r'went (to )?ERROR', re.I)),
+    ('nodetool', re.compile(r'nodetool', re.I)),
+)
+
+
+class LeaseLost(exception.ElastmanException):
+    msg_fmt = ('Lease %(lease)s is no longer held by %(holder)s; stopping '
+               'at step %(step)s')
+
+
+def failure_code(exc: BaseException) -> str:
+    """A short, stable name for why an action failed."""
+    text = str(exc)
+    for code, pattern in _FAILURE_CODES:
+        if pattern.search(text):
+            return code
+    return type(exc).__name__
 
 
 def lease_name(cluster_id) -> str:
     """The store lease whose holder alone acts on a cluster (an actuator, or
-    ``elastman-manage local-cluster`` when none runs)."""
+    ``elastman-manage local-cluster`` when none runs).
+    """
     return 'actuator/%s' % cluster_id
 
 
@@ -69,8 +132,22 @@ def serving_nodes(nodes: list[dict]) -> list[dict]:
 
 def removable(node: dict) -> bool:
     """Whether elastman may remove ``node``: it has a server elastman can
-    delete (one it created, or one of the cluster's project it mapped)."""
+    delete (one it created, or one of the cluster's project it mapped).
+    """
     return bool(node.get('server_id'))
+
+
+def _started_at(action: dict) -> float:
+    """When the action was journalled (the decision's time if known)."""
+    decided = (action.get('params') or {}).get('decided_at')
+    if decided:
+        return float(decided)
+    created = action.get('created_at')
+    if created is not None:
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=datetime.timezone.utc)
+        return created.timestamp()
+    return time.time()
 
 
 class ActionExecutor:
@@ -78,19 +155,32 @@ class ActionExecutor:
 
     def __init__(self, conf, store, driver: compute.ComputeDriver,
                  nodetool_factory: Callable[..., nodetool_mod.Nodetool]
-                 | None = None) -> None:
+                 | None = None, holder: str | None = None,
+                 lease_ttl: int = 90) -> None:
+        """``holder``: the lease holder name this executor acts for (None:
+        the caller alone acts on the cluster and no lease is checked).
+        """
         self.conf = conf
         self.opts = conf.actuator
         self.store = store
         self.driver = driver
+        self.holder = holder
+        self.lease_ttl = lease_ttl
+        #: test fault injection: called with each checkpoint's name
+        self.checkpoint_hook: Callable[[str], None] | None = None
+        self._lease_checked: dict[str, float] = {}
         self._nodetool = nodetool_factory or (
-            lambda host, port: nodetool_mod.Nodetool(conf, host, port))
+            lambda host, port, access=None: nodetool_mod.Nodetool(
+                conf, host, port, access=access))
+        self._access_of: dict[str, access_mod.Access | None] = {}
+
         self._clouds: dict[str, compute.ComputeDriver] = {}
         self._clouds_lock = threading.Lock()
 
     def cloud(self, cluster: dict) -> compute.ComputeDriver:
         """The driver acting on ``cluster``'s servers: in its own project
-        through its trust, when it has one."""
+        through its trust, when it has one.
+        """
         spec = cluster.get('spec') or {}
         return self.driver.scoped(cluster.get('project_id'),
                                   spec.get('trust_id'))
@@ -104,6 +194,48 @@ class ActionExecutor:
                 self._clouds[str(action['id'])] = found
         return found
 
+    # -- reaching the nodes ------------------------------------------------------
+    def _access(self, cluster_id) -> access_mod.Access | None:
+        """The cluster's credentials and TLS settings (read once per run)."""
+        key = str(cluster_id)
+        if key not in self._access_of:
+            self._access_of[key] = access_mod.Access.from_document(
+                self.store.credentials.get(cluster_id))
+        return self._access_of[key]
+
+    def _tool(self, cluster_id, node: dict) -> nodetool_mod.Nodetool:
+        access = self._access(cluster_id)
+        if access is None:
+            return self._nodetool(node['jmx_host'], node['jmx_port'])
+        return self._nodetool(node['jmx_host'], node['jmx_port'],
+                              access=access)
+
+    def _check_access(self, action: dict) -> None:
+        """Fail now if the first node that answers refuses the cluster's
+        credentials (JMX through nodetool; CQL when the cluster has
+        credentials or TLS). Nodes that do not answer are skipped: that is
+        not a question of credentials.
+        """
+        access = self._access(action['cluster_id'])
+        for node in serving_nodes(self.store.nodes.list(
+                action['cluster_id'])):
+            if not node.get('address') or not node.get('jmx_port'):
+                continue
+            try:
+                self._tool(action['cluster_id'], node).status()
+                if access is not None:
+                    access_mod.check_cql(access, node['address'],
+                                         node.get('cql_port') or 9042,
+                                         timeout=10.0)
+            except access_mod.AccessDenied:
+                raise
+            except Exception as exc:     # down or busy: ask another node
+                LOG.info('node %s cannot tell whether the credentials of '
+                         'cluster %s are right: %s', node['node_id'],
+                         action['cluster_id'], exc)
+                continue
+            return
+
     # -- journal ---------------------------------------------------------------
     def _advance(self, action: dict, step: str, result: dict,
                  state: str = 'RUNNING', reason: str | None = None) -> str:
@@ -113,27 +245,63 @@ class ActionExecutor:
         LOG.info('action %s (%s of cluster %s): %s -> %s', action['id'],
                  action['kind'], action['cluster_id'], action['step'], step)
         action['step'], action['state'] = step, state
-        self._crash_point(step)
+        if state == 'RUNNING':
+            self._checkpoint(action, step)
+        elif self.checkpoint_hook is not None:
+            self.checkpoint_hook(step)
         return step
 
-    def _crash_point(self, point: str) -> None:
-        """Die here, as a kill would, if [actuator]crash_after_step says so
-        (crash-safety tests only)."""
-        assert point in CRASH_POINTS, point
-        if self.opts.crash_after_step == point:
-            LOG.warning('crash_after_step=%s: exiting now', point)
-            os._exit(137)
+    def _checkpoint(self, action: dict, point: str) -> None:
+        """Between two side effects: run the fault hook, renew the lease."""
+        assert point in CHECKPOINTS, point
+        if self.checkpoint_hook is not None:
+            self.checkpoint_hook(point)
+        self._hold_lease(action, force=True)
+
+    def _hold_lease(self, action: dict, force: bool = False) -> None:
+        """Renew the cluster's lease (at most every few seconds unless
+        ``force``); LeaseLost when another holder has it or the store cannot
+        say.
+        """
+        if self.holder is None:
+            return
+        cluster_id = str(action['cluster_id'])
+        now = time.monotonic()
+        if not force and now - self._lease_checked.get(cluster_id, -1e9) \
+                < LEASE_CHECK_INTERVAL:
+            return
+        name = lease_name(cluster_id)
+        try:
+            held = self.store.leases.acquire(name, self.holder,
+                                             self.lease_ttl)
+        except Exception as exc:
+            LOG.warning('cannot renew lease %s: %s', name, exc)
+            held = False
+        if not held:
+            raise LeaseLost(lease=name, holder=self.holder,
+                            step=action['step'])
+        self._lease_checked[cluster_id] = now
 
     # -- entry point -------------------------------------------------------------
     def run(self, action: dict) -> dict:
         """Drive ``action`` from its journalled step to the end."""
+        self._access_of.pop(str(action['cluster_id']), None)  # may change
         result = dict(action.get('result') or {})
         if action['state'] == 'PENDING':
             action['state'] = 'RUNNING'
+        try:
+            self._hold_lease(action, force=True)
+        except LeaseLost as exc:
+            LOG.warning('%s', exc)
+            return action
         self._set_cluster_state(action['cluster_id'], 'SCALING',
                                 '%s in progress' % action['kind'])
         try:
             self._drive(action, result)
+        except LeaseLost as exc:
+            # not a failure: the new holder resumes from the journal
+            LOG.warning('action %s: %s', action['id'], exc)
+            return action
         except Exception as exc:  # every failure ends in a consistent state
             LOG.exception('action %s failed at step %s', action['id'],
                           action['step'])
@@ -151,6 +319,8 @@ class ActionExecutor:
             self._register_cluster(action, result)
             return
         if action['step'] in ('requested', 'created'):
+            if action['kind'] != 'delete':
+                self._check_access(action)
             result['plan'] = self._plan(action)
             if result['plan']['add']:
                 self._cloud(action).check_quota(result['plan']['flavor'],
@@ -158,13 +328,23 @@ class ActionExecutor:
             self._advance(action, 'planned', result)
         plan = result['plan']
         if action['step'] == 'planned':
-            self._advance(action, 'creating' if plan['add'] else
-                          'decommissioning', result)
+            if plan.get('removenode'):
+                nxt = 'removing'
+            else:
+                nxt = 'creating' if plan['add'] else 'decommissioning'
+            self._advance(action, nxt, result)
+        if action['step'] == 'removing':
+            self._removenode(action, result)
+            self._advance(action, 'creating', result)
         if action['step'] == 'creating':
+            # when the join began, so that the controller learns how long
+            # joins take (the planning horizon)
+            result.setdefault('started_at', _started_at(action))
             self._create(action, result)
             self._advance(action, 'joining', result)
         if action['step'] == 'joining':
             self._wait_joined(action, result['servers'])
+            result.setdefault('joined_at', time.time())
             self._advance(action, 'cleaning', result)
         if action['step'] == 'cleaning':
             self._cleanup(action, result)
@@ -198,6 +378,8 @@ class ActionExecutor:
                     'does not remove them' % ', '.join(keep))
             return {'add': 0, 'flavor': None, 'remove': list(params['nodes']),
                     'previous': [n['node_id'] for n in nodes]}
+        if kind == 'replace':
+            return self._plan_replace(action, cluster, nodes)
         if kind == 'delete':
             return {'add': 0, 'flavor': None, 'delete_cluster': True,
                     'remove': [n['node_id'] for n in
@@ -232,12 +414,14 @@ class ActionExecutor:
                     'previous': [n['node_id'] for n in nodes]}
         raise exception.ElastmanException('unknown action kind %r' % kind)
 
-    # -- registration ----------------------------------------------------------------
+    # -- registration ------------------------------------------------------------
     def _register_cluster(self, action: dict, result: dict) -> None:
         """Discover a registered cluster's ring and map it to servers."""
         cluster = self.store.clusters.get(action['cluster_id'])
-        found = discovery.discover(self.store, cluster, self._cloud(action),
-                                   self._nodetool)
+        found = discovery.discover(
+            self.store, cluster, self._cloud(action),
+            lambda host, port: self._tool(action['cluster_id'], {
+                'jmx_host': host, 'jmx_port': port}))
         result.update(found)
         self._advance(action, 'done', result, state='SUCCEEDED')
         self._set_cluster_state(
@@ -247,6 +431,98 @@ class ActionExecutor:
                 len(found['ring']), len(found['mapped']),
                 len(found['unmapped'])))
 
+    def _plan_replace(self, action: dict, cluster: dict,
+                      serving: list[dict]) -> dict:
+        """Replace a dead node in place, or remove it and add a new one."""
+        params = action.get('params') or {}
+        dead = self.store.nodes.get(action['cluster_id'], params['node'])
+        flavor = dead.get('flavor') or (cluster.get('spec') or {}).get(
+            'flavor')
+        if not flavor:
+            raise exception.ElastmanException(
+                'no flavour to replace node %s with' % dead['node_id'])
+        mode, why = params.get('mode'), ''
+        if mode is None:
+            mode, why = self._replace_mode(self._cloud(action), dead, flavor)
+        others = [n['node_id'] for n in serving
+                  if n['node_id'] != dead['node_id']]
+        plan = {'add': 1, 'flavor': flavor, 'remove': [],
+                'dead': [dead['node_id']], 'dead_address': dead['address'],
+                'mode': mode, 'seed': False}
+        if mode == 'replace':
+            # the new node takes exactly the dead node's ranges: no other
+            # node gives any away, so there is nothing to clean up
+            plan.update(previous=[], replace_address=dead['address'])
+        else:
+            plan.update(previous=others, removenode=True)
+            if why:
+                plan['why_removenode'] = why
+        self.store.nodes.upsert(action['cluster_id'], dead['node_id'],
+                                state='REPLACING')
+        return plan
+
+    def _replace_mode(self, cloud: compute.ComputeDriver, dead: dict,
+                      flavor: str) -> tuple[str, str]:
+        """'replace' when a new server of ``flavor`` can take over the dead
+        node's tokens, else 'removenode' and why.
+        """
+        if not cloud.supports_replace:
+            return 'removenode', ('the %s compute driver cannot boot a '
+                                  'replacement' % cloud.name)
+        if flavor not in cloud.flavors():
+            return 'removenode', 'flavour %s no longer exists' % flavor
+        if not dead.get('address'):
+            return 'removenode', 'the dead node has no known address'
+        return 'replace', ''
+
+    def _removenode(self, action: dict, result: dict) -> None:
+        """Drop the dead node from the ring through a live peer, or wait for
+        the removal an earlier (crashed) run started to finish.
+        """
+        address = result['plan']['dead_address']
+        deadline = time.monotonic() + self.opts.decommission_timeout
+        while True:
+            tool, ring = self._live_ring(action)
+            entry = ring.get(address)
+            if entry is None:
+                LOG.info('node %s is not in the ring (any more)', address)
+                return
+            if entry.status == 'U':
+                raise exception.ElastmanException(
+                    'node %s is up again; not removing it' % address)
+            try:
+                status = tool.removenode_status()
+            except exception.NodetoolError:
+                status = ''
+            if status and 'no removals in process' not in status.lower():
+                LOG.info('waiting for the removal in progress: %s', status)
+                if time.monotonic() > deadline:
+                    raise exception.ElastmanException(
+                        'removal of %s still running after %ss: %s'
+                        % (address, self.opts.decommission_timeout, status))
+                self._hold_lease(action)
+                time.sleep(5)
+                continue
+            result['removed_host_id'] = entry.host_id
+            self._checkpoint(action, 'removing:node')
+            tool.removenode(entry.host_id,
+                            timeout=self.opts.decommission_timeout)
+
+    def _live_ring(self, action: dict) -> tuple:
+        """nodetool on the first live node that answers, and its ring by
+        address.
+        """
+        last_error = None
+        for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
+            tool = self._tool(action['cluster_id'], node)
+            try:
+                return tool, {s.address: s for s in tool.status()}
+            except exception.NodetoolError as exc:
+                last_error = exc
+        raise exception.ElastmanException(
+            'no live node of cluster %s answers nodetool: %s'
+            % (action['cluster_id'], last_error))
+
     # -- scale out -----------------------------------------------------------------
     def _tagged(self, action: dict) -> list[compute.Server]:
         return [s for s in self._cloud(action).list(str(action['cluster_id']))
@@ -255,7 +531,8 @@ class ActionExecutor:
     def _seeds(self, action: dict) -> list[str]:
         """Addresses a new node joins through: the cluster's serving seed
         nodes (else any serving nodes), at most MAX_SEEDS; none for the
-        first node of a new cluster, which seeds itself."""
+        first node of a new cluster, which seeds itself.
+        """
         nodes = [n for n in serving_nodes(self.store.nodes.list(
             action['cluster_id'])) if n.get('address')
             and n.get('state') != 'JOINING']
@@ -265,7 +542,8 @@ class ActionExecutor:
     def _create(self, action: dict, result: dict) -> None:
         """Add the planned servers one at a time: Cassandra bootstraps one
         node at a time (a second concurrent bootstrap exits), so each new
-        node must be UN before the next server is created."""
+        node must be UN before the next server is created.
+        """
         plan = result['plan']
         cluster = self.store.clusters.get(action['cluster_id'])
         servers = self._tagged(action)  # adopt what a crashed run created
@@ -279,12 +557,15 @@ class ActionExecutor:
             name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
             metadata = {compute.CLUSTER_TAG: str(cluster['id']),
                         ACTION_TAG: str(action['id']),
-                        'cluster_name': spec.get('cluster_name') or
-                        'elastman-%s' % cluster['id']}
+                        'cluster_name': (spec.get('cluster_name')
+                                         or 'elastman-%s' % cluster['id']),
+                        **compute.security_metadata(spec.get('security'))}
+            if plan.get('replace_address'):
+                metadata[compute.REPLACE_ADDRESS] = plan['replace_address']
             server = self._cloud(action).create(
                 name, plan['flavor'], metadata, seeds=self._seeds(action),
                 request=request)
-            self._crash_point('creating:server')
+            self._checkpoint(action, 'creating:server')
             servers.append(server)
             result['servers'].append(server.id)
             self.store.actions.advance(action['cluster_id'], action['id'],
@@ -296,7 +577,8 @@ class ActionExecutor:
     def _register(self, action: dict, plan: dict,
                   server: compute.Server) -> None:
         """Wait for the server to be ACTIVE and record its node as JOINING
-        (a node already recorded keeps its state)."""
+        (a node already recorded keeps its state).
+        """
         server = self._cloud(action).wait_for_state(
             server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
         try:
@@ -308,13 +590,15 @@ class ActionExecutor:
         self.store.nodes.upsert(
             action['cluster_id'], server.id, server_id=server.id,
             address=server.address, flavor=server.flavor, state='JOINING',
-            seed=not plan['previous'], cql_port=server.cql_port,
+            seed=plan.get('seed', not plan['previous']),
+            cql_port=server.cql_port,
             jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port,
             host=server.host)
 
     def _wait_joined(self, action: dict, server_ids: list[str]) -> None:
         deadline = time.monotonic() + self.opts.join_timeout
         waiting = list(server_ids)
+        denied: dict[str, float] = {}      # server -> first refusal
         while waiting:
             for server_id in list(waiting):
                 node = self.store.nodes.get(action['cluster_id'], server_id)
@@ -326,7 +610,15 @@ class ActionExecutor:
                     raise exception.ElastmanException(
                         'server %s went %s while joining: %s'
                         % (server_id, server.status, server.fault))
-                if self._is_up_normal(node):
+                try:
+                    joined = self._is_up_normal(action['cluster_id'], node)
+                except access_mod.AccessDenied:
+                    first = denied.setdefault(server_id, time.monotonic())
+                    if time.monotonic() - first >= \
+                            self.opts.credentials_grace:
+                        raise
+                    continue
+                if joined:
                     self.store.nodes.upsert(action['cluster_id'], server_id,
                                             state='UN')
                     waiting.remove(server_id)
@@ -335,26 +627,47 @@ class ActionExecutor:
                     'node(s) %s did not join within %ss'
                     % (', '.join(waiting), self.opts.join_timeout))
             if waiting:
+                self._hold_lease(action)
                 time.sleep(2)
 
-    def _is_up_normal(self, node: dict) -> bool:
+    def _is_up_normal(self, cluster_id, node: dict) -> bool:
+        """True once the node is UN and, for a cluster with credentials or
+        TLS, accepts a CQL login with them; AccessDenied when it refuses.
+        """
         try:
-            ring = self._nodetool(node['jmx_host'], node['jmx_port']).status()
+            ring = self._tool(cluster_id, node).status()
+        except nodetool_mod.NodetoolAccessDenied:
+            raise
         except exception.NodetoolError:
             return False  # JMX not up yet
-        return any(s.address == node['address'] and s.up_normal
-                   for s in ring)
+        if not any(s.address == node['address'] and s.up_normal
+                   for s in ring):
+            return False
+        access = self._access(cluster_id)
+        if access is not None:
+            try:
+                access_mod.check_cql(access, node['address'],
+                                     node.get('cql_port') or 9042,
+                                     timeout=10.0)
+            except access_mod.AccessDenied:
+                raise
+            except Exception as exc:         # CQL not serving yet
+                LOG.info('node %s is UN but CQL does not answer yet: %s',
+                         node['node_id'], exc)
+                return False
+        return True
 
     def _cleanup(self, action: dict, result: dict) -> None:
         """Old nodes drop the ranges the new ones took over."""
         warnings = result.setdefault('warnings', [])
         for node_id in result['plan']['previous']:
+            self._hold_lease(action)
             try:
                 node = self.store.nodes.get(action['cluster_id'], node_id)
             except exception.NotFound:
                 continue
             try:
-                self._nodetool(node['jmx_host'], node['jmx_port']).cleanup(
+                self._tool(action['cluster_id'], node).cleanup(
                     timeout=self.opts.cleanup_timeout)
             except exception.NodetoolError as exc:
                 # the data is still correct, only not yet reclaimed
@@ -382,14 +695,15 @@ class ActionExecutor:
     def _decommission_node(self, action: dict, node: dict) -> None:
         """Decommission ``node``, or wait for the decommission an earlier
         (crashed) actuator started: Cassandra refuses a second one while
-        the node is leaving."""
+        the node is leaving.
+        """
         node_id = node['node_id']
-        tool = self._nodetool(node['jmx_host'], node['jmx_port'])
+        tool = self._tool(action['cluster_id'], node)
 
         def progress(state: dict) -> None:
             LOG.info('decommission of %s: %s', node_id, state)
             if state.get('mode') == 'LEAVING':
-                self._crash_point('decommissioning:leaving')
+                self._checkpoint(action, 'decommissioning:leaving')
         try:
             mode = tool.netstats().get('mode')
         except exception.NodetoolError as exc:
@@ -405,11 +719,33 @@ class ActionExecutor:
                          node_id)
                 tool.wait_decommissioned(progress=progress, timeout=timeout)
             else:
-                tool.decommission(progress=progress, timeout=timeout)
+                try:
+                    tool.decommission(progress=progress, timeout=timeout)
+                except exception.NodetoolError as exc:
+                    if not self._may_force(action, exc):
+                        raise
+                    LOG.warning('node %s: %s; the cluster keeps its '
+                                'replication factor: forcing', node_id, exc)
+                    tool.decommission(progress=progress, timeout=timeout,
+                                      force=True)
         except exception.NodetoolError:
             self.store.nodes.upsert(action['cluster_id'], node_id,
                                     state='UN')
             raise
+
+    def _may_force(self, action: dict, exc: Exception) -> bool:
+        """Whether a decommission Cassandra refused for want of nodes for
+        some keyspace's replication factor (a small cluster: its system
+        keyspaces replicate 3 times) may be forced: only when the nodes left
+        still hold the policy's replication factor of the data.
+        """
+        if 'forceful decommission' not in str(exc):
+            return False
+        cluster = self.store.clusters.get(action['cluster_id'])
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+        serving = serving_nodes(self.store.nodes.list(action['cluster_id']))
+        left = len([n for n in serving if n.get('state') != 'LEAVING'])
+        return left >= policy.replication_factor
 
     def _still_in_ring(self, action: dict, leaving: dict) -> bool:
         """Ask another node whether ``leaving`` is still part of the ring."""
@@ -417,15 +753,18 @@ class ActionExecutor:
             if node['node_id'] == leaving['node_id']:
                 continue
             try:
-                ring = self._nodetool(node['jmx_host'],
-                                      node['jmx_port']).status()
+                ring = self._tool(action['cluster_id'], node).status()
             except exception.NodetoolError:
                 continue
             return any(s.address == leaving['address'] for s in ring)
         return True  # nobody else to ask: decommission decides
 
     def _delete_removed(self, action: dict, result: dict) -> None:
-        for node_id in result['plan']['remove']:
+        """Delete the servers of decommissioned (and replaced dead) nodes,
+        then their node rows.
+        """
+        plan = result['plan']
+        for node_id in plan['remove'] + plan.get('dead', []):
             try:
                 node = self.store.nodes.get(action['cluster_id'], node_id)
             except exception.NotFound:
@@ -435,7 +774,7 @@ class ActionExecutor:
                 cloud.delete(node['server_id'])
                 cloud.wait_for_state(node['server_id'], compute.DELETED,
                                      timeout=self.opts.delete_timeout)
-                self._crash_point('deleting:server')
+                self._checkpoint(action, 'deleting:server')
             self.store.nodes.delete(action['cluster_id'], node_id)
 
     # -- endings -----------------------------------------------------------------------
@@ -449,7 +788,8 @@ class ActionExecutor:
 
     def _delete_cluster(self, action: dict, result: dict) -> None:
         """Every server of the cluster (orphans of crashed actions too), its
-        server group and its trust go, then the cluster's rows."""
+        server group and its trust go, then the cluster's rows.
+        """
         cluster_id = str(action['cluster_id'])
         cloud = self._cloud(action)
         try:
@@ -485,6 +825,8 @@ class ActionExecutor:
     def _fail(self, action: dict, result: dict, exc: Exception) -> None:
         reason = '%s failed at step %s: %s' % (action['kind'], action['step'],
                                                exc)
+        result['failure'] = {'code': failure_code(exc),
+                             'step': action['step'], 'error': str(exc)[:500]}
         if action['step'] in ('creating', 'joining'):
             try:
                 tagged = self._tagged(action)
@@ -511,11 +853,25 @@ class ActionExecutor:
         except Exception:
             LOG.exception('could not journal the failure of action %s',
                           action['id'])
+        for node_id in (result.get('plan') or {}).get('dead', []):
+            # the dead node is DEAD again: a later replace may retry
+            try:
+                if self.store.nodes.get(action['cluster_id'],
+                                        node_id)['state'] == 'REPLACING':
+                    self.store.nodes.upsert(action['cluster_id'], node_id,
+                                            state='DEAD')
+            except exception.NotFound:
+                pass
+            except Exception:
+                LOG.exception('could not set node %s back to DEAD', node_id)
         try:
             left = serving_nodes(self.store.nodes.list(action['cluster_id']))
         except Exception:
+            LOG.exception('cannot list the nodes of cluster %s',
+                          action['cluster_id'])
             left = [None]
-        # a cluster left without a node (its creation failed) is in ERROR
+        # a cluster left without a node (its creation failed, or it never
+        # had one to act with) is in ERROR
         self._set_cluster_state(action['cluster_id'],
                                 'ACTIVE' if left else 'ERROR', reason)
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman-actuator: decides each cluster's scaling every control period and
 carries the actions out.
 
@@ -10,21 +21,26 @@ resumed before anything new is decided for that cluster.
 from __future__ import annotations
 
 from concurrent import futures
+import datetime
 import threading
 import time
 import uuid
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
+from elastman.actuator import backoff
 from elastman.actuator import controller as controller_mod
+from elastman.actuator import decision as decision_mod
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import healer
 from elastman.actuator import hostevents
 from elastman.actuator import policy as policy_mod
 from elastman.common import exception
 from elastman.common import manager
 from elastman.common import rpc
 from elastman.compute import base as compute
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -45,26 +61,41 @@ class ActuatorManager(manager.Manager):
         self._pool: futures.ThreadPoolExecutor | None = None
         self._running: dict[str, futures.Future] = {}
         self._last_decision: dict[str, float] = {}
+        self._guarded: dict[str, float] = {}
+        # clusters whose action ended since their last decision: they are
+        # decided at once, not at the next control period
+        self._ended: dict[str, bool] = {}
+        self.share = sharing.WorkShare(store, self.WORKER, conf.host,
+                                       self.lease_ttl) \
+            if store is not None else None
         self._lock = threading.Lock()
 
     @property
     def tick(self) -> float:
         return float(min(30, self.conf.actuator.control_period))
 
+    @property
+    def lease_ttl(self) -> int:
+        return int(3 * self.tick) + 1
+
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         if self.driver is None:
             self.driver = compute.load_driver(
                 self.conf, self.conf.actuator.compute_driver)
-        self.executor = executor_mod.ActionExecutor(self.conf, self.store,
-                                                    self.driver)
+        self.executor = executor_mod.ActionExecutor(
+            self.conf, self.store, self.driver, holder=self.conf.host,
+            lease_ttl=self.lease_ttl)
         self._pool = futures.ThreadPoolExecutor(
             self.conf.actuator.workers, thread_name_prefix='action')
         self._listener = None
         if self.transport is not None:
             self._listener = rpc.get_listener(
                 self.conf, rpc.get_notification_transport(self.conf),
-                [hostevents.HostEventsEndpoint(self.store)], pool='actuator')
+                [hostevents.HostEventsEndpoint(self.store, self.driver,
+                                               self.conf)], pool='actuator')
             self._listener.start()
 
     def stop(self) -> None:
@@ -77,6 +108,8 @@ class ActuatorManager(manager.Manager):
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.driver is not None:
             self.driver.close()
+        if self.share is not None:
+            self.share.stop()
 
     def periodic_tasks(self):
         return [(self.control_round, self.tick)]
@@ -87,9 +120,16 @@ class ActuatorManager(manager.Manager):
 
     # -- the control loop ------------------------------------------------------
     def control_round(self, now: float | None = None) -> None:
-        for cluster in self.store.clusters.all():
+        """One round over this actuator's share of the clusters (leases); a
+        cluster with an action in flight stays here until the action ends."""
+        clusters = self.store.clusters.all()
+        busy = [c['id'] for c in clusters if self._busy(str(c['id']))]
+        mine = set(self.share.claim([c['id'] for c in clusters], keep=busy))
+        for cluster in clusters:
+            if str(cluster['id']) not in mine:
+                continue
             try:
-                self.handle_cluster(cluster, now)
+                self.handle_cluster(cluster, now, leased=True)
             except Exception:
                 LOG.exception('control period of cluster %s failed',
                               cluster['id'])
@@ -99,13 +139,15 @@ class ActuatorManager(manager.Manager):
             running = self._running.get(cluster_id)
             return running is not None and not running.done()
 
-    def handle_cluster(self, cluster: dict, now: float | None = None) -> None:
-        """Resume an unfinished action, or decide when the period is due."""
+    def handle_cluster(self, cluster: dict, now: float | None = None,
+                       leased: bool = False) -> None:
+        """Resume an unfinished action, heal a dead node, or decide when the period is due
+        (``leased``: this actuator has just taken the cluster's lease)."""
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
-        if not self.store.leases.acquire(executor_mod.lease_name(cluster_id),
-                                         self.conf.host,
-                                         int(3 * self.tick) + 1):
+        if not leased and not self.store.leases.acquire(
+                executor_mod.lease_name(cluster_id), self.conf.host,
+                self.lease_ttl):
             return
         if self._busy(cluster_id):
             return
@@ -119,24 +161,118 @@ class ActuatorManager(manager.Manager):
             # updating the cluster: nothing is in flight any more
             self.store.clusters.update(cluster['id'], state='ACTIVE',
                                        status_reason='no action in progress')
-        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
-        last = self._last_decision.get(cluster_id)
-        if last is not None and now - last < policy.control_period_s:
+        policy = self.controller.policy_of(cluster)
+        heal = self._heal(cluster, policy, now)
+        if heal is not None and heal.acts:
             return
-        self._last_decision[cluster_id] = now
-        result = self.controller.decide(cluster, now)
+        result = self._guard(cluster, policy, now)
+        if result is None or not result.acts:
+            last = self._last_decision.get(cluster_id)
+            ended = self._ended.pop(cluster_id, False)
+            if last is not None and now - last < policy.control_period_s \
+                    and not ended:
+                return
+            self._last_decision[cluster_id] = now
+            result = self.controller.decide(cluster, now)
+        if result is None:
+            return
+        self._amend(cluster, result, heal)
         action = self.controller.action_for(cluster, result)
         if action is not None:
             self._submit(cluster_id, action)
 
+    def _guard(self, cluster: dict, policy: policy_mod.ScalingPolicy,
+               now: float):
+        """The latency guard, once per new monitor round of the cluster."""
+        if not policy.guard:
+            return None
+        cluster_id = str(cluster['id'])
+        newest = self.controller.newest_sample_at(cluster)
+        if newest is None or newest == self._guarded.get(cluster_id):
+            return None
+        self._guarded[cluster_id] = newest
+        return self.controller.guard(cluster, now)
+
+    def _heal(self, cluster: dict, policy: policy_mod.ScalingPolicy,
+              now: float) -> decision_mod.Decision | None:
+        """Journal and start the replacement of a dead node when it is due
+        (the decision that says so is recorded); the heal decision, which
+        does not act when only recommended, waiting or backing off.
+        """
+        heal = healer.heal_decision(policy,
+                                    self.store.nodes.list(cluster['id']), now)
+        if heal is None or not heal.acts:
+            return heal
+        self._hold_back(cluster, heal, now)
+        if not heal.acts:
+            return heal
+        action = self.store.actions.create(
+            cluster['id'], healer.REPLACE,
+            {'node': heal.remove_nodes[0], 'decided_at': now,
+             'reason': heal.reason}, step='requested')
+        heal.inputs['action'] = str(action['id'])
+        self._record(cluster['id'], heal)
+        LOG.warning('cluster %s: %s (action %s)', cluster['id'], heal.reason,
+                    action['id'])
+        self._submit(str(cluster['id']), action)
+        return heal
+
+    def _amend(self, cluster: dict, result: decision_mod.Decision,
+               heal: decision_mod.Decision | None) -> None:
+        """Add what the healer waits for to a decision, and hold its action
+        back while its kind backs off; the record the controller wrote (at
+        the decision's time) is replaced when either changed it.
+        """
+        changed = False
+        if heal is not None:
+            result.notes.append(heal.reason)
+            changed = True
+        if result.acts:
+            self._hold_back(cluster, result, result.at)
+            changed = changed or not result.acts
+        if changed:
+            self._record(cluster['id'], result)
+
+    def _hold_back(self, cluster: dict, result: decision_mod.Decision,
+                   now: float) -> None:
+        """Turn ``result`` into no action while its kind backs off after
+        failures (the record keeps what was wanted and why it waits).
+        """
+        opts = self.conf.actuator
+        if not opts.backoff_base:
+            return
+        hold = backoff.hold_for(self.store.actions.list(cluster['id'],
+                                                        limit=50),
+                                result.kind, now, opts.backoff_base,
+                                opts.backoff_max)
+        if hold is None:
+            return
+        result.inputs['backoff'] = hold.to_dict()
+        result.reason = 'no action: %s; wanted: %s' % (
+            hold.describe(now), result.reason)
+        result.kind, result.blocked_by = decision_mod.NONE, 'backoff'
+        LOG.info('cluster %s: %s', cluster['id'], result.reason)
+
+    def _record(self, cluster_id, result: decision_mod.Decision) -> None:
+        self.store.actions.record_decision(
+            cluster_id, datetime.datetime.fromtimestamp(
+                result.at, datetime.timezone.utc), result.kind,
+            result.to_dict())
+
     def _submit(self, cluster_id: str, action: dict) -> None:
+        def run() -> dict:
+            try:
+                return self.executor.run(action)
+            finally:
+                self._ended[cluster_id] = True
+
         with self._lock:
-            self._running[cluster_id] = self._pool.submit(self.executor.run,
-                                                          action)
+            self._running[cluster_id] = self._pool.submit(run)
 
     def wait_idle(self, timeout: float | None = None) -> None:
         """Block until the actions started so far are done (for tools and
-        tests)."""
+        tests).
+        """
         with self._lock:
             pending = list(self._running.values())
         futures.wait(pending, timeout=timeout)
@@ -145,7 +281,8 @@ class ActuatorManager(manager.Manager):
     def scale(self, ctxt, cluster_id: str, count: int,
               flavor: str | None = None, action_id: str | None = None) -> None:
         """A journalled PENDING request from the API (1.1): act on it now
-        rather than at the next round."""
+        rather than at the next round.
+        """
         try:
             cluster = self.store.clusters.get(uuid.UUID(str(cluster_id)))
         except (ValueError, exception.NotFound):

@@ -1,7 +1,27 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The scaling policy of one cluster: SLO, size bounds, controller tuning.
 
-A policy is stored with its cluster (JSON) and validated on the way in; the
-decision logic (:mod:`elastman.actuator.decision`) reads nothing else.
+:class:`ScalingPolicy` is the one source of the policy's fields, defaults and
+ranges: each field carries its JSON schema, from which the API's request
+schema (:func:`json_schema`) and the OpenAPI component are made, and which
+:meth:`ScalingPolicy.validate` applies. A policy is stored with its cluster
+(JSON); the decision logic (:mod:`elastman.actuator.decision`) and the
+latency guard (:mod:`elastman.actuator.guard`) read nothing else.
+
+The defaults are what a new cluster gets: the planning rule of
+OnlineElastMan with the options that measured best in the simulator, and the
+latency guard. :data:`PAPER_RULE` turns the options and the guard off, for
+the paper's rule as published.
 """
 from __future__ import annotations
 
@@ -9,76 +29,137 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
+import jsonschema
+
+from elastman.capacity.params import SLO_METRICS
+
+#: The SLO metric new clusters get: the coordinator's read p99 plus the
+#: native-transport queue wait, which is what clients wait for
+#: (doc/source/monitoring.rst).
+DEFAULT_SLO_METRIC = 'read_with_queue_p99_ms'
 REMOVE_BY = ('capacity', 'interference')
-#: How the scale-out count is taken once more than ``alpha`` VMs violate:
-#: ``sum`` (seed 000: the net sum of (w-c)/c over the flavour) or
-#: ``violators`` (the sum over the violating VMs only).
 SCALE_OUT_COUNTS = ('sum', 'violators')
-#: What ``w > c`` means when ``c`` is only a lower bound (no violation seen):
-#: ``uncertain`` (neither scale out nor scale in) or ``over`` (take ``c``, the
-#: largest load seen to meet the SLO, as the capacity; ``explore`` lets the
-#: load go that fraction beyond it, without headroom, so that the model keeps
-#: learning where the boundary is).
 BEYOND_LOWER = ('uncertain', 'over')
-#: What a capacity beyond the largest load the model has seen along the ray
-#: (an estimate's optional ``seen``) means: ``trust`` it, or take it as only a
-#: ``lower`` bound at ``seen`` (the boundary there is an extrapolation).
 EXTRAPOLATION = ('trust', 'lower')
-#: The decision options new clusters get unless their policy says otherwise
-#: (the API's defaults, ``elastman-manage local-cluster``, the evaluations):
-#: the set that did best in the simulator (doc/source/evaluation.rst,
-#: "Decision options beyond the paper"). ScalingPolicy's own defaults stay
-#: seed 000's rule.
-RECOMMENDED_OPTIONS = {'headroom': 0.2, 'scale_out_count': 'violators',
-                       'extrapolation': 'lower',
-                       'max_scale_in_fraction': 0.1}
+MAX_NODES = 10000
+
+#: OnlineElastMan's rule as published: no headroom, the net sum over the
+#: flavour, trusted extrapolation, unbounded scale-in, no latency guard.
+PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
+              'extrapolation': 'trust', 'max_scale_in_fraction': 1.0,
+              'guard': False}
 
 
 class InvalidPolicy(ValueError):
     """A scaling policy value is out of range."""
 
 
+def _field(default: Any, schema: Mapping[str, Any], doc: str, **kw: Any) -> Any:
+    meta = {'schema': dict(schema), 'doc': doc}
+    if callable(default):
+        return dataclasses.field(default_factory=default, metadata=meta, **kw)
+    return dataclasses.field(default=default, metadata=meta, **kw)
+
+
+def _number(lo: float | None = None, hi: float | None = None,
+            lo_open: bool = False, hi_open: bool = False,
+            integer: bool = False) -> dict[str, Any]:
+    s: dict[str, Any] = {'type': 'integer' if integer else 'number'}
+    if lo is not None:
+        s['exclusiveMinimum' if lo_open else 'minimum'] = lo
+    if hi is not None:
+        s['exclusiveMaximum' if hi_open else 'maximum'] = hi
+    return s
+
+
+_SECONDS = _number(0, 86400)
+
+
 @dataclasses.dataclass(frozen=True)
 class ScalingPolicy:
-    """How elastman scales one cluster.
-
-    ``alpha``: VMs of a flavour that may exceed their capacity before a
-    scale-out (load-imbalance tolerance); ``beta``: VMs' worth of spare
-    capacity kept per flavour on scale-in. ``flavor_costs`` maps each flavour
-    the cluster may grow with to its price per hour (any unit); an empty map
-    means "grow with the flavours already in the cluster, all at cost 1".
-    ``warmup_s`` is counted from the cluster's start (model training);
-    ``cooldown_s`` from the completion of the last action. ``max_vm_excess``
-    caps one VM's ``(w - c)/c`` term, so that a model that extrapolates a
-    near-zero capacity far from its cells cannot ask for hundreds of VMs.
+    """How elastman scales one cluster (each field's ``doc`` says what it
+    does; ``help()`` of :func:`describe_fields` lists them).
     """
 
-    slo_metric: str = 'read_p99_ms'
-    slo_threshold_ms: float = 35.0
-    min_size: int = 3
-    max_size: int = 100
-    replication_factor: int = 3
-    alpha: float = 1.0
-    beta: float = 0.5
-    max_vm_excess: float = 4.0
-    headroom: float = 0.0
-    scale_out_count: str = 'sum'
-    beyond_lower: str = 'uncertain'
-    max_scale_in_fraction: float = 1.0
-    extrapolation: str = 'trust'
-    explore: float = 0.0
-    cooldown_s: float = 300.0
-    warmup_s: float = 2400.0
-    control_period_s: float = 300.0
-    flavor_costs: Mapping[str, float] = dataclasses.field(default_factory=dict)
-    default_flavor: str | None = None
-    remove_by: str = 'capacity'
-    dry_run: bool = False
+    slo_metric: str = _field(DEFAULT_SLO_METRIC, {'enum': list(SLO_METRICS)},
+                             'the latency metric the SLO is on')
+    slo_threshold_ms: float = _field(35.0, _number(0, 600000, lo_open=True),
+                                     'the SLO: the metric must stay at or below this')
+    min_size: int = _field(3, _number(1, MAX_NODES, integer=True),
+                           'fewest nodes (never below the replication factor)')
+    max_size: int = _field(10, _number(1, MAX_NODES, integer=True), 'most nodes')
+    replication_factor: int = _field(3, _number(1, 100, integer=True),
+                                     'replication factor of the data')
+    alpha: float = _field(1.0, _number(0, 1000),
+                          'VMs of a flavour that may exceed their capacity '
+                          '(or be in the guard\'s warning band) before a scale-out')
+    beta: float = _field(0.5, _number(0, 1000),
+                         'VMs\' worth of spare capacity kept per flavour on scale-in')
+    max_vm_excess: float = _field(4.0, _number(0, 1000, lo_open=True),
+                                  'cap of one VM\'s (w - c)/c term')
+    headroom: float = _field(0.2, _number(0, 1, hi_open=True),
+                             'plan each VM for (1 - headroom) of its capacity')
+    scale_out_count: str = _field('violators', {'enum': list(SCALE_OUT_COUNTS)},
+                                  'count a scale-out from the violating VMs only, '
+                                  'or from the net sum over the flavour (sum)')
+    beyond_lower: str = _field('uncertain', {'enum': list(BEYOND_LOWER)},
+                               'a load beyond a lower-bound capacity: uncertain, '
+                               'or over (a violation of it)')
+    max_scale_in_fraction: float = _field(0.1, _number(0, 1, lo_open=True),
+                                          'largest fraction of a flavour\'s VMs '
+                                          'one scale-in removes (at least one)')
+    extrapolation: str = _field('lower', {'enum': list(EXTRAPOLATION)},
+                                'a capacity beyond what the model has seen '
+                                'along the ray: trust it, or take it as a '
+                                'lower bound at what was seen')
+    explore: float = _field(0.0, _number(0, 10),
+                            'with beyond_lower=over, how far beyond a lower '
+                            'bound the load may go')
+    guard: bool = _field(True, {'type': 'boolean'},
+                         'let the measured latency scale out between control '
+                         'periods and block scale-in')
+    guard_warning: float = _field(0.8, _number(0, 1, lo_open=True),
+                                  'the warning band starts at this fraction of the SLO')
+    guard_intervals: int = _field(2, _number(1, 100, integer=True),
+                                  'monitor intervals in the warning band before '
+                                  'the guard scales out (one when above the SLO)')
+    guard_step: float = _field(0.1, _number(0, 10, lo_open=True),
+                               'the guard\'s step, as a fraction of the cluster, '
+                               'where the model has no boundary')
+    cooldown_s: float = _field(300.0, _SECONDS,
+                               'seconds after an action before the next one')
+    warmup_s: float = _field(2400.0, _SECONDS,
+                             'seconds of model training before the planning '
+                             'loop acts (the guard acts from the start)')
+    control_period_s: float = _field(300.0, _number(10, 86400),
+                                     'seconds between two planning decisions')
+    flavor_costs: Mapping[str, float] = _field(
+        dict, {'type': 'object', 'maxProperties': 32,
+               'additionalProperties': _number(0, lo_open=True)},
+        'price per hour of each flavour the cluster may grow with')
+    default_flavor: str | None = _field(
+        None, {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 255},
+        'the flavour to grow with when no rule picks one')
+    remove_by: str = _field('capacity', {'enum': list(REMOVE_BY)},
+                            'which node a scale-in removes first')
+    plan_on: str = _field('point', {'enum': ['point', 'quantile']},
+                          'plan on the forecast\'s point value or its upper quantile')
+    dry_run: bool = _field(False, {'type': 'boolean'},
+                           'decide and record, but do not act')
+    auto_heal: bool = _field(True, {'type': 'boolean'},
+                             'replace a node the monitor marked DEAD once it '
+                             'has been dead for heal_grace_s (off, or in '
+                             'dry-run: only recommend it)')
+    heal_grace_s: float = _field(180.0, _SECONDS,
+                                 'seconds a node stays DEAD before it is '
+                                 'replaced')
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'flavor_costs',
-                           {str(k): float(v) for k, v in dict(self.flavor_costs).items()})
+                           {str(k): v for k, v in dict(self.flavor_costs).items()})
         self.validate()
+        object.__setattr__(self, 'flavor_costs',
+                           {k: float(v) for k, v in self.flavor_costs.items()})
 
     @property
     def floor(self) -> int:
@@ -90,50 +171,20 @@ class ScalingPolicy:
 
     def validate(self) -> None:
         """Raise :class:`InvalidPolicy` on the first bad value."""
-        def bad(msg: str) -> None:
-            raise InvalidPolicy(msg)
-
-        if not (isinstance(self.slo_metric, str) and self.slo_metric):
-            bad('slo_metric must be a non-empty string')
-        if not (_finite(self.slo_threshold_ms) and self.slo_threshold_ms > 0):
-            bad('slo_threshold_ms must be a positive number')
-        for name in ('min_size', 'max_size', 'replication_factor'):
-            v = getattr(self, name)
-            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
-                bad('%s must be an integer >= 1' % name)
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise InvalidPolicy('%s must be a finite number' % f.name)
+            error = _first_error(f.metadata['schema'], value)
+            if error is not None:
+                raise InvalidPolicy('%s: %s' % (f.name, error))
         if self.max_size < self.floor:
-            bad('max_size (%d) must be >= max(replication_factor, min_size) (%d)'
-                % (self.max_size, self.floor))
-        if not (_finite(self.max_vm_excess) and self.max_vm_excess > 0):
-            bad('max_vm_excess must be positive')
-        for name in ('alpha', 'beta', 'cooldown_s', 'warmup_s'):
-            v = getattr(self, name)
-            if not (_finite(v) and v >= 0):
-                bad('%s must be a number >= 0' % name)
-        if not (_finite(self.control_period_s) and self.control_period_s > 0):
-            bad('control_period_s must be positive')
-        for flavor, cost in self.flavor_costs.items():
-            if not (_finite(cost) and cost > 0):
-                bad('cost of flavour %s must be positive' % flavor)
+            raise InvalidPolicy('max_size (%d) must be >= max(replication_factor, '
+                                'min_size) (%d)' % (self.max_size, self.floor))
         if self.default_flavor is not None and self.flavor_costs and \
                 self.default_flavor not in self.flavor_costs:
-            bad('default_flavor %s has no cost in flavor_costs' % self.default_flavor)
-        if not (_finite(self.headroom) and 0 <= self.headroom < 1):
-            bad('headroom must be a number >= 0 and < 1')
-        if not (_finite(self.max_scale_in_fraction) and 0 < self.max_scale_in_fraction <= 1):
-            bad('max_scale_in_fraction must be a number > 0 and <= 1')
-        if not (_finite(self.explore) and 0 <= self.explore <= 10):
-            bad('explore must be a number >= 0 and <= 10')
-        if self.scale_out_count not in SCALE_OUT_COUNTS:
-            bad('scale_out_count must be one of %s' % ', '.join(SCALE_OUT_COUNTS))
-        if self.beyond_lower not in BEYOND_LOWER:
-            bad('beyond_lower must be one of %s' % ', '.join(BEYOND_LOWER))
-        if self.extrapolation not in EXTRAPOLATION:
-            bad('extrapolation must be one of %s' % ', '.join(EXTRAPOLATION))
-        if self.remove_by not in REMOVE_BY:
-            bad('remove_by must be one of %s' % ', '.join(REMOVE_BY))
-        if not isinstance(self.dry_run, bool):
-            bad('dry_run must be a boolean')
+            raise InvalidPolicy('default_flavor %s has no cost in flavor_costs'
+                                % self.default_flavor)
 
     def replace(self, **changes: Any) -> 'ScalingPolicy':
         return dataclasses.replace(self, **changes)
@@ -146,8 +197,7 @@ class ScalingPolicy:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> 'ScalingPolicy':
         """Build from a stored/API document; unknown keys are rejected."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(data) - names
+        unknown = set(data) - set(field_names())
         if unknown:
             raise InvalidPolicy('unknown policy fields: %s' % ', '.join(sorted(unknown)))
         try:
@@ -156,11 +206,16 @@ class ScalingPolicy:
             raise InvalidPolicy(str(exc))
 
     @classmethod
-    def for_cluster(cls, cluster: Mapping[str, Any]) -> 'ScalingPolicy':
-        """The policy a cluster row carries (as the API stores it)."""
+    def for_cluster(cls, cluster: Mapping[str, Any],
+                    defaults: Mapping[str, Any] | None = None) -> 'ScalingPolicy':
+        """The policy a cluster row carries (as the API stores it); a field
+        it lacks takes ``defaults`` (e.g. the deployment's [trainer] SLO,
+        which the capacity model then uses too), else the class default.
+        """
         stored = dict(cluster.get('policy') or {})
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: v for k, v in stored.items() if k in names}
+        names = set(field_names())
+        values = {k: v for k, v in dict(defaults or {}).items() if k in names}
+        values.update({k: v for k, v in stored.items() if k in names})
         flavors = stored.get('flavors') or []
         if flavors and 'flavor_costs' not in values:
             values['flavor_costs'] = {f: 1.0 for f in flavors}
@@ -170,10 +225,55 @@ class ScalingPolicy:
         if 'replication_factor' not in values:
             # an explicitly small cluster (min_size below 3) says its RF is
             # small
-            values['replication_factor'] = min(3, int(values.get('min_size',
-                                                                 3)))
+            values['replication_factor'] = min(3, int(values.get('min_size', 3)))
         return cls(**values)
 
 
-def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+def _bool_strict(checker: Any, instance: Any) -> bool:
+    return isinstance(instance, bool)
+
+
+def _number_strict(checker: Any, instance: Any) -> bool:
+    return isinstance(instance, (int, float)) and not isinstance(instance, bool)
+
+
+def _integer_strict(checker: Any, instance: Any) -> bool:
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float)
+                                         and instance.is_integer())
+
+
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many({
+    'boolean': _bool_strict, 'number': _number_strict, 'integer': _integer_strict})
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator,
+                                          type_checker=_TYPES)
+
+
+def _first_error(schema: Mapping[str, Any], value: Any) -> str | None:
+    error = jsonschema.exceptions.best_match(_Validator(schema).iter_errors(value))
+    return None if error is None else error.message
+
+
+def field_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(ScalingPolicy)]
+
+
+def defaults() -> dict[str, Any]:
+    """Every field's default (what a new cluster gets)."""
+    return ScalingPolicy().to_dict()
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema of a policy document: one property per field, each
+    with its range, default and description.
+    """
+    props = {}
+    for f in dataclasses.fields(ScalingPolicy):
+        s = dict(f.metadata['schema'])
+        s['description'] = f.metadata['doc']
+        default = (f.default_factory() if f.default is dataclasses.MISSING
+                   else f.default)
+        s['default'] = dict(default) if isinstance(default, Mapping) else default
+        props[f.name] = s
+    return {'type': 'object', 'additionalProperties': False, 'properties': props}

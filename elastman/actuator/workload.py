@@ -1,8 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Inputs of the scaling decision: per-VM predicted workload and capacity.
 
 The predictor forecasts the whole cluster's read and write intensity; the
 forecast is split across the VMs by each VM's current share of that intensity
-(seed 000, Ch. 3), and each VM's capacity is read from the trainer's model
+(OnlineElastMan), and each VM's capacity is read from the trainer's model
 along the ray through its predicted workload point.
 """
 from __future__ import annotations
@@ -48,7 +59,8 @@ def estimate_capacities(registry: Any, per_vm: Mapping[str, Mapping[str, Any]]
                         ) -> dict[str, Any]:
     """``registry.capacity(node, workload)`` for every VM (a
     :class:`~elastman.capacity.registry.ModelRegistry`); a VM the
-    registry does not know is left out (the decision treats it as unknown)."""
+    registry does not know is left out (the decision treats it as unknown).
+    """
     out = {}
     for node, workload in per_vm.items():
         try:

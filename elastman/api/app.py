@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The elastman REST API application (WSGI): version documents at ``/`` and
-``/v1``, the /v1 resources routed with Routes, JSON errors throughout."""
+``/v1``, the /v1 resources routed with Routes, JSON errors throughout.
+"""
 from __future__ import annotations
 
 import threading
@@ -10,6 +22,7 @@ import webob
 import webob.dec
 
 from elastman.api import auth
+from elastman.api.controllers import access
 from elastman.api.controllers import clusters
 from elastman.api.controllers import hosts
 from elastman.api.controllers import policy as policy_ctl
@@ -33,6 +46,8 @@ ROUTES = (
     (_C, 'PATCH', 'clusters', 'update'),
     (_C, 'DELETE', 'clusters', 'delete'),
     (_C + '/scale', 'POST', 'clusters', 'scale'),
+    (_C + '/credentials', 'PUT', 'access', 'update'),
+    (_C + '/credentials', 'DELETE', 'access', 'delete'),
     (_C + '/policy', 'GET', 'policy', 'show'),
     (_C + '/policy', 'PUT', 'policy', 'update'),
     (_C + '/policy', 'DELETE', 'policy', 'delete'),
@@ -51,6 +66,7 @@ ROUTES = (
 
 _CONTROLLERS = {
     'clusters': clusters.ClusterController,
+    'access': access.AccessController,
     'policy': policy_ctl.PolicyController,
     'nodes': resources.NodeController,
     'models': resources.ModelController,
@@ -72,8 +88,8 @@ class LazyActuator:
     def scale(self, ctxt, cluster_id, count, flavor=None, action_id=None):
         with self._lock:
             if self._api is None:
-                from elastman.common.rpcapi import actuator as rpcapi
                 from elastman.common import rpc
+                from elastman.common.rpcapi import actuator as rpcapi
                 self._api = rpcapi.ActuatorAPI(self.conf,
                                                rpc.get_transport(self.conf))
         self._api.scale(ctxt, cluster_id, count, flavor, action_id=action_id,
@@ -90,7 +106,8 @@ def _mapper() -> routes.Mapper:
 
 class Application:
     """Dispatches /v1 requests to controllers; unknown paths get a JSON 404,
-    known paths with another method a 405."""
+    known paths with another method a 405.
+    """
 
     def __init__(self, conf, store=None, actuator=None) -> None:
         self.conf = conf
@@ -164,7 +181,8 @@ class Application:
 
 def build_app(conf, store, actuator=None):
     """The full WSGI pipeline: version documents unauthenticated,
-    everything else behind ``[api] auth_strategy``."""
+    everything else behind ``[api] auth_strategy``.
+    """
     if actuator is None:
         actuator = LazyActuator(conf)
     application = Application(conf, store, actuator)

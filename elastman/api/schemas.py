@@ -1,5 +1,18 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """JSON schemas of request bodies, and the validator that applies them."""
 from __future__ import annotations
+
+import json
 
 import jsonschema
 
@@ -37,44 +50,57 @@ MODEL_PARAMS = {
         'prune_conflicts': {'type': 'boolean'},
         'cell_max_age': {'type': 'number', 'minimum': 0},
         'balanced': {'type': 'boolean'},
+        'keep_violated': {'type': 'boolean'},
     },
 }
 
-POLICY = {
+#: A policy document: every ScalingPolicy field (elastman.actuator.policy
+#: is their one source), plus the flavours the cluster may grow with and the
+#: capacity model's parameters.
+POLICY = policy_mod.json_schema()
+POLICY['properties'].update({
+    'flavors': {'type': 'array', 'uniqueItems': True, 'items': REF,
+                'maxItems': 32,
+                'description': 'flavours the cluster may grow with, at cost 1 each '
+                               '(flavor_costs prices them)'},
+    'model': dict(MODEL_PARAMS, description='capacity model parameters'),
+})
+
+# a Cassandra role name or password: any characters, but never empty
+SECRET_TEXT = {'type': 'string', 'minLength': 1, 'maxLength': 256}
+CREDENTIALS = {
     'type': 'object',
     'additionalProperties': False,
+    'required': ['username', 'password'],
     'properties': {
-        'slo_metric': {'enum': list(cap_params.SLO_METRICS)},
-        'slo_threshold_ms': {'type': 'number', 'exclusiveMinimum': 0,
-                             'maximum': 600000},
-        'min_size': {'type': 'integer', 'minimum': 1, 'maximum': 1000},
-        'max_size': {'type': 'integer', 'minimum': 1, 'maximum': 1000},
-        'alpha': {'type': 'number', 'minimum': 0, 'maximum': 1000},
-        'beta': {'type': 'number', 'minimum': 0, 'maximum': 1000},
-        'control_period_s': {'type': 'integer', 'minimum': 10,
-                             'maximum': 86400},
-        'cooldown_s': {'type': 'integer', 'minimum': 0, 'maximum': 86400},
-        'headroom': {'type': 'number', 'minimum': 0, 'exclusiveMaximum': 1},
-        'scale_out_count': {'enum': ['sum', 'violators']},
-        'beyond_lower': {'enum': ['uncertain', 'over']},
-        'explore': {'type': 'number', 'minimum': 0, 'maximum': 10},
-        'extrapolation': {'enum': ['trust', 'lower']},
-        'max_scale_in_fraction': {'type': 'number', 'exclusiveMinimum': 0,
-                                  'maximum': 1},
-        'flavors': {'type': 'array', 'uniqueItems': True, 'items': REF,
-                    'maxItems': 32},
-        'dry_run': {'type': 'boolean'},
-        'model': MODEL_PARAMS,
+        'username': SECRET_TEXT,
+        'password': SECRET_TEXT,
+        'jmx_username': SECRET_TEXT,
+        'jmx_password': SECRET_TEXT,
+    },
+    'dependentRequired': {'jmx_username': ['jmx_password']},
+}
+TLS = {
+    'type': 'object',
+    'additionalProperties': False,
+    'minProperties': 1,
+    'properties': {
+        'cql': {'type': 'boolean'},
+        'jmx': {'type': 'boolean'},
+        'ca_certificate': {'type': 'string', 'minLength': 1,
+                           'maxLength': 65536},
+        'verify_hostname': {'type': 'boolean'},
     },
 }
+CLUSTER_ACCESS = {
+    'type': 'object',
+    'additionalProperties': False,
+    'minProperties': 1,
+    'properties': {'credentials': CREDENTIALS, 'tls': TLS},
+}
 
-POLICY_DEFAULTS = {'slo_metric': 'read_p99_ms', 'slo_threshold_ms': 35.0,
-                   'min_size': 1, 'max_size': 10, 'alpha': 1.0, 'beta': 0.5,
-                   'control_period_s': 300, 'cooldown_s': 600,
-                   'flavors': [], 'dry_run': False, 'model': {},
-                   'beyond_lower': 'uncertain', 'explore': 0.0,
-                   # beyond seed 000's rule: see elastman.actuator.policy
-                   **policy_mod.RECOMMENDED_OPTIONS}
+#: What an absent policy field takes: ScalingPolicy's defaults.
+POLICY_DEFAULTS = dict(policy_mod.defaults(), flavors=[], model={})
 
 CLUSTER_CREATE = {
     'type': 'object',
@@ -88,8 +114,11 @@ CLUSTER_CREATE = {
         'jmx_port': PORT,
         'flavor': REF,
         'image': REF,
-        'size': {'type': 'integer', 'minimum': 1, 'maximum': 1000},
+        'size': {'type': 'integer', 'minimum': 1,
+                 'maximum': policy_mod.MAX_NODES},
         'policy': POLICY,
+        'credentials': CREDENTIALS,
+        'tls': TLS,
         # where new servers boot (defaults: the [nova] options)
         'networks': {'type': 'array', 'minItems': 1, 'maxItems': 8,
                      'uniqueItems': True, 'items': REF},
@@ -128,7 +157,8 @@ CLUSTER_SCALE = {
     'additionalProperties': False,
     'required': ['count'],
     'properties': {
-        'count': {'type': 'integer', 'minimum': 1, 'maximum': 1000},
+        'count': {'type': 'integer', 'minimum': 1,
+                  'maximum': policy_mod.MAX_NODES},
         'flavor': REF,
     },
 }
@@ -146,7 +176,8 @@ def _coerce(schema: dict, value):
 
 def validate(schema: dict, body):
     """Raise a 400 APIError naming the first violation; else return the
-    body with integers as ints."""
+    body with integers as ints.
+    """
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(body))
     if error is not None:
@@ -171,3 +202,47 @@ def normalize_policy(body: dict) -> dict:
     except (cap_params.InvalidParams, TypeError, ValueError) as exc:
         raise errors.bad_request('invalid model parameters: %s' % exc)
     return policy
+
+
+#: The OpenAPI components that are the request-body schemas above.
+OPENAPI_COMPONENTS = {'ClusterCreate': CLUSTER_CREATE,
+                      'ClusterUpdate': CLUSTER_UPDATE,
+                      'ClusterScale': CLUSTER_SCALE,
+                      'PolicySet': POLICY, 'Policy': POLICY}
+
+
+def write_openapi_components(path: str) -> list[str]:
+    """Rewrite the request-body components of the OpenAPI document at
+    ``path`` from the schemas above (the rest of the file is kept as it is);
+    returns the names of the components that changed.
+    """
+    import yaml
+
+    with open(path) as f:
+        lines = f.read().split('\n')
+    changed = []
+    for name, schema in OPENAPI_COMPONENTS.items():
+        head = '    %s:' % name
+        start = lines.index(head)
+        end = start + 1
+        while end < len(lines) and (lines[end].startswith('      ')
+                                    or not lines[end].strip()):
+            end += 1
+        body = yaml.safe_dump(json.loads(json.dumps(schema)), sort_keys=False,
+                              default_flow_style=False, width=1000)
+        block = [head] + ['      ' + ln for ln in body.rstrip('\n').split('\n')]
+        if lines[start:end] != block:
+            lines[start:end] = block
+            changed.append(name)
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines))
+    return changed
+
+
+if __name__ == '__main__':
+    import os
+    import sys
+
+    target = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(__file__), 'openapi.yaml')
+    print('updated: %s' % (', '.join(write_openapi_components(target)) or 'nothing'))

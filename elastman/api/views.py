@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Store rows as API documents."""
 from __future__ import annotations
 
@@ -25,6 +36,8 @@ def node(row: dict) -> dict:
     return {'id': row['node_id'], 'cluster_id': _str(row['cluster_id']),
             'address': row.get('address'), 'server_id': row.get('server_id'),
             'flavor': row.get('flavor'), 'state': row.get('state'),
+            'state_reason': row.get('state_reason'),
+            'state_changed_at': ts(row.get('state_changed_at')),
             'seed': bool(row.get('seed')), 'cql_port': row.get('cql_port'),
             'host': row.get('host'), 'details': row.get('details') or {},
             'created_at': ts(row.get('created_at')),
@@ -37,6 +50,15 @@ def endpoints(cluster: dict, nodes: list[dict]) -> list[str]:
             for n in nodes if n.get('address')]
 
 
+def security(spec: dict) -> dict:
+    """Whether credentials are set and which connections use TLS; never
+    the credentials.
+    """
+    found = spec.get('security') or {}
+    return {key: bool(found.get(key))
+            for key in ('authentication', 'cql_tls', 'jmx_tls')}
+
+
 def cluster(row: dict, nodes: list[dict], detail: bool = False) -> dict:
     spec = row.get('spec') or {}
     doc = {'id': str(row['id']), 'name': row['name'],
@@ -46,6 +68,7 @@ def cluster(row: dict, nodes: list[dict], detail: bool = False) -> dict:
            'flavor': spec.get('flavor'), 'image': spec.get('image'),
            'size': len(nodes), 'endpoints': endpoints(row, nodes),
            'has_policy': bool(row.get('policy')),
+           'security': security(spec),
            'created_at': ts(row.get('created_at')),
            'updated_at': ts(row.get('updated_at'))}
     if detail:
@@ -75,7 +98,10 @@ def forecast(row: dict) -> dict:
             'ts': ts(row['ts']), 'horizon_s': row['horizon_s'],
             'step_s': row['step_s'], 'predicted': list(row['predicted'] or []),
             'forecaster': row['forecaster'],
-            'weights': dict(row['weights'] or {})}
+            'weights': dict(row['weights'] or {}),
+            'peak': list(row.get('peak') or []),
+            'upper': list(row.get('upper') or []),
+            'quantile': row.get('quantile')}
 
 
 def model(scope: str, key: str, row: dict, document: bool = True) -> dict:

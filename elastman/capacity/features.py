@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Feature plug-ins: each one turns a monitor sample into one coordinate.
 
 Plug-ins are found through the stevedore namespace ``elastman.features``. A
@@ -10,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from stevedore import driver
+from elastman.common import loader
 
 NAMESPACE = 'elastman.features'
 
@@ -99,8 +110,9 @@ class DataSize(Feature):
 
 
 class InterferenceIndex(Feature):
-    """Interference index of the VM's host (seed 002, Ch. 5), reported by the
-    host agent in the sample as ``interference_index`` (0 = none)."""
+    """Interference index of the VM's host (Hubbub-Scale), reported by the
+    host agent in the sample as ``interference_index`` (0 = none).
+    """
 
     name = 'interference_index'
     unit = ''
@@ -111,19 +123,11 @@ class InterferenceIndex(Feature):
         return _num(sample, 'interference_index')
 
 
-_BUILTIN = {cls.name: cls for cls in (ReadRate, WriteRate, DataSize,
-                                      InterferenceIndex)}
-
-
 def load_feature(name: str) -> Feature:
-    """Instantiate the plug-in ``name`` (stevedore first, built-ins second)."""
-    try:
-        mgr = driver.DriverManager(NAMESPACE, name, invoke_on_load=True)
-        return mgr.driver
-    except Exception:
-        if name in _BUILTIN:
-            return _BUILTIN[name]()
-        raise ValueError('unknown capacity feature %r' % name)
+    """Instantiate the plug-in ``name`` of the ``elastman.features``
+    namespace (ConfigurationError if it cannot be loaded).
+    """
+    return loader.driver(NAMESPACE, name, '[trainer] features')
 
 
 def load_features(names: Iterable[str]) -> list[Feature]:

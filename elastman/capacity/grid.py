@@ -1,13 +1,31 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Sparse grid of cells, each with the last ``n`` values of the SLO metric.
 
 Cells exist only where samples landed. Storage is a set of growing numpy arrays
 (one row per cell, a ring buffer of ``n`` float32 values) indexed by a dict of
 integer cell keys, so memory follows the number of visited cells.
+
+The grid remembers which cells changed since its owner last saved it
+(:meth:`CellGrid.changed_cells`, :meth:`CellGrid.mark_saved`), and one cell
+encodes on its own (:func:`encode_cell`), so that a store writes only the
+cells a round of samples touched and reads a grid back cell by cell
+(:meth:`CellGrid.from_cells`).
 """
 from __future__ import annotations
 
 import base64
 import math
+import struct
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +41,7 @@ class CellGrid:
         self._index: dict[tuple[int, ...], int] = {}
         self._alloc(16)
         self.revision = 0  # bumped on each accepted sample
+        self._changed: set[int] = set()   # rows changed since mark_saved()
 
     def _alloc(self, cap: int) -> None:
         self._keys = np.zeros((cap, self.dims), dtype=np.int64)
@@ -61,6 +80,7 @@ class CellGrid:
         self._pos[row] = (pos + 1) % self.buffer_size
         self._ts[row] = max(self._ts[row], ts)
         self.revision += 1
+        self._changed.add(row)
         return key
 
     # -- views -----------------------------------------------------------
@@ -123,14 +143,15 @@ class CellGrid:
     def labelled(self, threshold: float, confidence: float,
                  now: float | None = None, max_age: float = 0.0,
                  half_life: float = 0.0, weight_floor: float = 0.0,
-                 prune: bool = True
+                 prune: bool = True, keep_violated: bool = False
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Training set: centres, labels (+1 met / -1 violated), weights.
 
         A cell is met when at least ``confidence`` of its samples (weighted by
         recency, see :meth:`met_fraction`) meet the threshold. A cell weighs
         max(weight_floor, 2^(-age of its last sample / half_life)) (1 without
-        a half-life). With ``prune``, cells contradicted by newer ones are left
+        a half-life); with ``keep_violated`` a violated cell weighs 1 whatever
+        its age. With ``prune``, cells contradicted by newer ones are left
         out (:func:`prune_conflicts`).
         """
         frac, held = self.met_fraction(threshold, now, max_age, half_life)
@@ -138,10 +159,71 @@ class CellGrid:
         labels = np.where(frac >= confidence - 1e-9, 1, -1)[keep]
         keys, seen = self.keys()[keep], self.last_seen()[keep]
         weights = _weights(seen, now, half_life, weight_floor)
+        if keep_violated:
+            weights = np.where(labels < 0, 1.0, weights)
         if prune:
             ok = prune_conflicts(keys, labels, seen)
             keys, labels, weights = keys[ok], labels[ok], weights[ok]
         return (keys + 0.5) * self.granularity, labels, weights
+
+    # -- change tracking -------------------------------------------------
+
+    @property
+    def n_changed(self) -> int:
+        """Cells changed since :meth:`mark_saved`."""
+        return len(self._changed)
+
+    def changed_cells(self) -> dict[str, bytes]:
+        """Cells changed since :meth:`mark_saved`, as ``{cell name:
+        encode_cell bytes}`` (:func:`cell_name` gives the names)."""
+        return {cell_name(self._keys[row]): self._encode(row)
+                for row in sorted(self._changed)}
+
+    def all_cells(self) -> dict[str, bytes]:
+        """Every cell, encoded as :meth:`changed_cells` does."""
+        return {cell_name(self._keys[row]): self._encode(row)
+                for row in range(len(self._index))}
+
+    def mark_saved(self) -> None:
+        """The owner has stored every changed cell."""
+        self._changed.clear()
+
+    def mark_all_changed(self) -> None:
+        self._changed.update(range(len(self._index)))
+
+    def _encode(self, row: int) -> bytes:
+        pos = self._pos[row]
+        order = (np.arange(self.buffer_size) + pos) % self.buffer_size
+        return encode_cell(self._buf[row, order], self._sts[row, order],
+                           float(self._ts[row]))
+
+    @classmethod
+    def from_cells(cls, granularity: Sequence[float], buffer_size: int,
+                   cells: Mapping[str, bytes], revision: int = 0
+                   ) -> 'CellGrid':
+        """A grid from cells stored one by one (:meth:`changed_cells`).
+
+        A cell whose buffer was stored with another ``buffer_size`` keeps its
+        newest values; a cell that does not decode raises ValueError.
+        """
+        grid = cls(granularity, buffer_size)
+        for name, data in cells.items():
+            key = parse_cell_name(name, grid.dims)
+            values, stamps, last_seen = decode_cell(data)
+            present = ~np.isnan(values)
+            values, stamps = values[present], stamps[present]
+            values, stamps = values[-grid.buffer_size:], stamps[-grid.buffer_size:]
+            row = len(grid._index)
+            if row == grid._keys.shape[0]:
+                grid._grow()
+            grid._index[key] = row
+            grid._keys[row] = key
+            grid._buf[row, :len(values)] = values
+            grid._sts[row, :len(values)] = stamps
+            grid._pos[row] = len(values) % grid.buffer_size
+            grid._ts[row] = last_seen
+        grid.revision = int(revision)
+        return grid
 
     # -- serialisation ---------------------------------------------------
 
@@ -179,6 +261,48 @@ class CellGrid:
             grid._pos[row] = len(vals) % grid.buffer_size
             grid._index[tuple(int(k) for k in keys[row])] = row
         return grid
+
+
+_CELL_HEAD = struct.Struct('<HHd')     # format, buffer size, last seen
+_CELL_FORMAT = 1
+
+
+def cell_name(key: Sequence[int]) -> str:
+    """A cell's name in the store: its integer coordinates, comma-separated."""
+    return ','.join(str(int(k)) for k in key)
+
+
+def parse_cell_name(name: str, dims: int) -> tuple[int, ...]:
+    try:
+        key = tuple(int(k) for k in name.split(','))
+    except ValueError:
+        raise ValueError('cell name %r is not integer coordinates' % (name,))
+    if len(key) != dims:
+        raise ValueError('cell %r has %d coordinates, the grid %d'
+                         % (name, len(key), dims))
+    return key
+
+
+def encode_cell(values: np.ndarray, stamps: np.ndarray,
+                last_seen: float) -> bytes:
+    """One cell's buffer (oldest first, NaN where empty) and sample times."""
+    return (_CELL_HEAD.pack(_CELL_FORMAT, len(values), last_seen)
+            + np.asarray(values, dtype='<f4').tobytes()
+            + np.asarray(stamps, dtype='<f8').tobytes())
+
+
+def decode_cell(data: bytes) -> tuple[np.ndarray, np.ndarray, float]:
+    """(values, stamps, last seen) of :func:`encode_cell` bytes."""
+    if len(data) < _CELL_HEAD.size:
+        raise ValueError('cell of %d bytes is truncated' % len(data))
+    fmt, n, last_seen = _CELL_HEAD.unpack_from(data)
+    if fmt != _CELL_FORMAT or len(data) != _CELL_HEAD.size + 12 * n:
+        raise ValueError('cell of format %d and %d bytes does not decode'
+                         % (fmt, len(data)))
+    start = _CELL_HEAD.size
+    values = np.frombuffer(data, '<f4', n, start).astype(np.float32)
+    stamps = np.frombuffer(data, '<f8', n, start + 4 * n).astype(np.float64)
+    return values, stamps, last_seen
 
 
 def prune_conflicts(keys: np.ndarray, labels: np.ndarray,
@@ -224,7 +348,8 @@ def _weights(seen: np.ndarray, now: float | None, half_life: float,
 
 def pool(grids: Iterable[CellGrid], threshold: float, confidence: float,
          now: float | None = None, max_age: float = 0.0,
-         half_life: float = 0.0, weight_floor: float = 0.0, prune: bool = True
+         half_life: float = 0.0, weight_floor: float = 0.0, prune: bool = True,
+         keep_violated: bool = False
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Training set of a flavour: the cells of several VMs merged by key.
 
@@ -254,6 +379,8 @@ def pool(grids: Iterable[CellGrid], threshold: float, confidence: float,
     acc = np.array(list(met_by.values()), dtype=np.float64)
     labels = np.where(acc[:, 0] / acc[:, 1] >= confidence - 1e-9, 1, -1)
     weights = _weights(acc[:, 2], now, half_life, weight_floor)
+    if keep_violated:
+        weights = np.where(labels < 0, 1.0, weights)
     if prune:
         ok = prune_conflicts(keys, labels, acc[:, 2])
         keys, labels, weights = keys[ok], labels[ok], weights[ok]

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Fitting an SVM on labelled cells, and the portable fitted model.
 
 :func:`fit` trains scikit-learn on standardised cell centres and keeps only the
@@ -11,13 +22,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
-import warnings
 from typing import Any, Mapping, Sequence
+import warnings
 
 import numpy as np
 from oslo_log import log as logging
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC, LinearSVC
 
 from elastman.capacity.params import ModelParams
 
@@ -89,7 +98,8 @@ class FittedModel:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         """+1 (met) / -1 (violated) for rows of ``x``; one-class models answer
-        their class, an empty model raises."""
+        their class, an empty model raises.
+        """
         x = np.atleast_2d(np.asarray(x, dtype=np.float64))
         if self.kind == SVM:
             return np.where(self.decision(x) >= 0, 1, -1)
@@ -170,6 +180,11 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
     scale = x.std(axis=0)
     scale[scale <= 0] = 1.0
     z = (x - mean) / scale
+    # scikit-learn (and the scipy.stats and pandas it loads) only where a
+    # model is fitted: the actuator evaluates models and never needs it
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import SVC, LinearSVC
+
     weight = 'balanced' if params.balanced else None
     use_liblinear = params.kernel == 'linear' and params.solver in ('auto', 'liblinear')
     with warnings.catch_warnings():

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Parameters of the capacity model (defaults in [trainer], overridable per
-cluster policy)."""
+cluster policy).
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -30,7 +42,10 @@ class ModelParams:
     both inside a cell's label and as SVM sample weights, so the model follows
     a capacity change. ``prune_conflicts`` drops a cell contradicted by a newer
     one under load monotonicity. ``cell_max_age`` (seconds, 0 = never) ignores
-    samples older than that altogether.
+    samples older than that altogether. With ``keep_violated`` a violated
+    cell's SVM weight does not fade with its age (a met cell's does): the
+    learnt boundary is kept until a newer cell contradicts it or new samples
+    refill its cells, however long the load stays below it.
     """
 
     slo_metric: str = 'read_p99_ms'
@@ -50,6 +65,7 @@ class ModelParams:
     prune_conflicts: bool = True
     cell_max_age: float = 0.0
     balanced: bool = False
+    keep_violated: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'features', tuple(self.features))

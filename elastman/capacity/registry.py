@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """In-memory online trainer of one cluster's capacity models.
 
 Independent of transport and store: the trainer worker feeds it samples, calls
@@ -9,13 +20,21 @@ resumes with :meth:`ModelRegistry.from_state`.
 Models: one per VM and one per flavour (the cells of the flavour's VMs pooled
 by cell). A VM is answered by its own model once that has ``min_cells``
 labelled cells of both labels, otherwise by its flavour's model.
+
+State in pieces: a registry tells what changed since it was last saved
+(:meth:`ModelRegistry.changes`): the cells the samples touched, one summary
+per VM and per flavour (its model, version and cell revision), and its own
+small document (parameters, last fit). A registry rebuilt from the summaries
+(:meth:`ModelRegistry.from_summaries`) answers capacities at once; it reads a
+VM's cells through its ``cell_loader`` only when a model that needs them is
+refitted, and files the samples that came before in the meantime.
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from oslo_log import log as logging
 
@@ -23,14 +42,20 @@ from elastman.capacity import capacity as cap_mod
 from elastman.capacity import features as feat_mod
 from elastman.capacity import grid as grid_mod
 from elastman.capacity import model as model_mod
-from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
-from elastman.capacity.validation import InvalidSample, check_sample
+from elastman.capacity import serialization as ser
+from elastman.capacity.validation import check_sample
+from elastman.capacity.validation import InvalidSample
 
 LOG = logging.getLogger(__name__)
 
 VM = 'vm'
 FLAVOR = 'flavor'
+REGISTRY_FORMAT = 'elastman.capacity.registry'
+
+#: Reads the stored cells of some VMs: ``loader(node ids)`` returns
+#: ``{node id: {cell name: encoded cell}}`` (see :mod:`.grid`).
+CellLoader = Callable[[Sequence[str]], Mapping[str, Mapping[str, bytes]]]
 
 
 @dataclasses.dataclass
@@ -52,6 +77,34 @@ class _Slot:
     imported: bool = False
 
 
+@dataclasses.dataclass
+class Changes:
+    """What changed in a registry since it was last saved.
+
+    ``cells``: per VM, its changed cells (name -> encoded cell); ``reset``:
+    VMs whose stored cells are to be dropped first (their grid restarted);
+    ``vms``/``flavors``: summaries to write, each with only the fields that
+    changed (``model`` is present when the model or its version changed);
+    ``removed``: VMs that left; ``document``: the registry's own document
+    when it changed (else None).
+    """
+
+    cells: dict[str, dict[str, bytes]]
+    reset: set[str]
+    vms: dict[str, dict[str, Any]]
+    flavors: dict[str, dict[str, Any]]
+    removed: set[str]
+    document: dict[str, Any] | None
+
+    @property
+    def n_cells(self) -> int:
+        return sum(len(c) for c in self.cells.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.cells or self.reset or self.vms or self.flavors
+                    or self.removed or self.document is not None)
+
+
 def _fit_job(job: tuple) -> model_mod.FittedModel:
     x, y, w, params, mask, now = job
     return model_mod.fit(x, y, params, mask, now, weights=w)
@@ -61,18 +114,32 @@ class ModelRegistry:
     """Capacity models of the VMs of one cluster."""
 
     def __init__(self, cluster_id: str, params: ModelParams,
-                 features: Sequence[feat_mod.Feature] | None = None) -> None:
+                 features: Sequence[feat_mod.Feature] | None = None,
+                 cell_loader: CellLoader | None = None) -> None:
         self.cluster_id = cluster_id
         self.params = params
         self.features = list(features or feat_mod.load_features(params.features))
         self._check_features()
         self.nodes: dict[str, str] = {}              # node id -> flavour
-        self.grids: dict[str, grid_mod.CellGrid] = {}
+        self.grids: dict[str, grid_mod.CellGrid] = {}   # loaded cells
         self.vm_slots: dict[str, _Slot] = {}
         self.flavor_slots: dict[str, _Slot] = {}
         self.last_fit: float | None = None
         self.rejected: collections.Counter[str] = collections.Counter()
         self.accepted = 0
+        #: newest sample time the owner has read per VM (filed or not)
+        self.sampled_until: dict[str, float] = {}
+        self.cell_loader = cell_loader
+        # cells still in the store: node -> (their revision, sampled_until
+        # as stored); samples filed for them meanwhile wait in _pending
+        self._unloaded: dict[str, tuple[int, float | None]] = {}
+        self._pending: dict[str, list[tuple[list[float], float, float]]] = {}
+        # changes since the last save
+        self._dirty_vms: dict[str, set[str]] = {}
+        self._dirty_flavors: set[str] = set()
+        self._removed: set[str] = set()
+        self._reset: set[str] = set()
+        self._document_dirty = True     # a new registry has never been saved
 
     def _check_features(self) -> None:
         names = [f.name for f in self.features]
@@ -88,27 +155,101 @@ class ModelRegistry:
 
     def register_node(self, node_id: str, flavor: str) -> None:
         """Start (or keep) modelling ``node_id`` of ``flavor``."""
-        if self.nodes.get(node_id) not in (None, flavor):
+        known = self.nodes.get(node_id)
+        if known == flavor:
+            return
+        if known is not None:
             LOG.info('node %s moves from flavour %s to %s: its cells restart',
-                     node_id, self.nodes[node_id], flavor)
-            self.grids.pop(node_id, None)
+                     node_id, known, flavor)
+            self._restart_grid(node_id)
             self.vm_slots.pop(node_id, None)
+            self.flavor_slots.setdefault(known, _Slot()).fitted_revision = -1
+            self._dirty('vm', node_id, 'model')
         self.nodes[node_id] = flavor
-        self.grids.setdefault(node_id, self._new_grid())
+        if node_id not in self._unloaded:
+            self.grids.setdefault(node_id, self._new_grid())
         self.vm_slots.setdefault(node_id, _Slot())
         self.flavor_slots.setdefault(flavor, _Slot())
+        self._removed.discard(node_id)
+        self._dirty('vm', node_id, 'flavor', 'revision')
 
     def unregister_node(self, node_id: str) -> None:
         """Forget ``node_id`` (its cells leave the flavour pool at the next refit)."""
         flavor = self.nodes.pop(node_id, None)
         self.grids.pop(node_id, None)
+        self._unloaded.pop(node_id, None)
+        self._pending.pop(node_id, None)
         self.vm_slots.pop(node_id, None)
+        self.sampled_until.pop(node_id, None)
+        self._dirty_vms.pop(node_id, None)
+        self._reset.discard(node_id)
         if flavor is not None:
             self.flavor_slots.setdefault(flavor, _Slot()).fitted_revision = -1
+            self._removed.add(node_id)
 
     def _new_grid(self) -> grid_mod.CellGrid:
         return grid_mod.CellGrid(self.params.granularity_vector(),
                                  self.params.buffer_size)
+
+    def _restart_grid(self, node_id: str) -> None:
+        """Empty cells for ``node_id``; its stored cells are dropped at the
+        next save. The revision keeps growing, so that no fit of the old
+        cells passes for a fit of the new ones."""
+        revision = self.revision(node_id) + 1 if node_id in self.nodes else 0
+        self._unloaded.pop(node_id, None)
+        self._pending.pop(node_id, None)
+        grid = self.grids[node_id] = self._new_grid()
+        grid.revision = revision
+        self._reset.add(node_id)
+
+    def revision(self, node_id: str) -> int:
+        """How many samples the VM's cells have taken (grows with each)."""
+        grid = self.grids.get(node_id)
+        if grid is not None:
+            return grid.revision
+        return self._unloaded[node_id][0] + len(self._pending.get(node_id, ()))
+
+    def loaded(self, node_id: str) -> bool:
+        """Whether the VM's cells are in memory."""
+        return node_id in self.grids
+
+    def load_cells(self, node_ids: Iterable[str]) -> int:
+        """Read the cells of the given VMs that are still in the store (and
+        file the samples that waited for them); returns how many VMs."""
+        need = [n for n in node_ids if n in self._unloaded]
+        if not need:
+            return 0
+        if self.cell_loader is None:
+            raise RuntimeError('cells of %d VM(s) of cluster %s are in the store '
+                               'and this registry cannot read them'
+                               % (len(need), self.cluster_id))
+        stored = self.cell_loader(need)
+        gran, size = self.params.granularity_vector(), self.params.buffer_size
+        for node in need:
+            revision, _ = self._unloaded.pop(node)
+            try:
+                grid = grid_mod.CellGrid.from_cells(gran, size,
+                                                    stored.get(node) or {},
+                                                    revision)
+            except ValueError as exc:
+                LOG.error('cluster %s: stored cells of node %s are unusable '
+                          '(%s); they restart', self.cluster_id, node, exc)
+                grid = self._new_grid()
+                grid.revision = revision
+                self._reset.add(node)
+            pending = self._pending.pop(node, ())
+            for point, value, ts in pending:
+                grid.add(point, value, ts)
+            self.grids[node] = grid
+            if pending or node in self._reset:
+                self._dirty(VM, node, 'revision')
+        return len(need)
+
+    def _dirty(self, scope: str, key: str, *fields: str) -> None:
+        if scope == VM:
+            self._dirty_vms.setdefault(key, set()).update(fields)
+        else:
+            self._dirty_flavors.add(key)
 
     # -- samples ---------------------------------------------------------
 
@@ -124,9 +265,24 @@ class ModelRegistry:
             LOG.warning('capacity model of cluster %s: sample of node %s '
                         'rejected: %s', self.cluster_id, exc.node_id, exc.reason)
             return False
-        self.grids[sample['node_id']].add(point, value, ts)
+        node = sample['node_id']
+        grid = self.grids.get(node)
+        if grid is not None:
+            grid.add(point, value, ts)
+            self._dirty(VM, node, 'revision')
+        else:   # stored with the cells once they are loaded
+            self._pending.setdefault(node, []).append((point, value, ts))
         self.accepted += 1
         return True
+
+    def note_sampled(self, node_id: str, ts: float) -> None:
+        """The owner has read ``node_id``'s samples up to ``ts`` (epoch s),
+        whether they were filed or left out; saved with the VM's summary so
+        that another owner resumes reading after it."""
+        if node_id in self.nodes and ts > self.sampled_until.get(node_id, -math.inf):
+            self.sampled_until[node_id] = ts
+            if node_id in self.grids:
+                self._dirty(VM, node_id, 'revision')
 
     def add_samples(self, samples: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
         """File many samples; returns (accepted, rejected)."""
@@ -146,6 +302,7 @@ class ModelRegistry:
     def _training_set(self, grids: list[grid_mod.CellGrid], now: float):
         p = self.params
         kw = dict(now=now, max_age=p.cell_max_age, half_life=p.recency_half_life,
+                  keep_violated=p.keep_violated,
                   prune=p.prune_conflicts)
         if len(grids) == 1:
             return grids[0].labelled(p.slo_threshold_ms, p.confidence, **kw)
@@ -159,29 +316,34 @@ class ModelRegistry:
         the models that changed, with their new versions.
         """
         mask = self.load_mask
-        jobs: list[tuple[str, str, tuple]] = []
+        due: list[tuple[str, str, list[str]]] = []
         revisions: dict[tuple[str, str], int] = {}
         by_flavor: dict[str, list[str]] = collections.defaultdict(list)
         for node, flavor in self.nodes.items():
             by_flavor[flavor].append(node)
-            grid, slot = self.grids[node], self.vm_slots[node]
-            if force or grid.revision != slot.fitted_revision:
-                x, y, w = self._training_set([grid], now)
-                jobs.append((VM, node, (x, y, w, self.params, mask, now)))
-                revisions[(VM, node)] = grid.revision
+            revision = self.revision(node)
+            if force or revision != self.vm_slots[node].fitted_revision:
+                due.append((VM, node, [node]))
+                revisions[(VM, node)] = revision
         for flavor, members in by_flavor.items():
             slot = self.flavor_slots.setdefault(flavor, _Slot())
-            rev = sum(self.grids[n].revision for n in members) + len(members)
+            rev = sum(self.revision(n) for n in members) + len(members)
             if force or rev != slot.fitted_revision:
-                x, y, w = self._training_set([self.grids[n] for n in members], now)
-                jobs.append((FLAVOR, flavor, (x, y, w, self.params, mask, now)))
+                due.append((FLAVOR, flavor, members))
                 revisions[(FLAVOR, flavor)] = rev
+        # only the models refitted now need their cells
+        self.load_cells({n for _, _, members in due for n in members})
+        jobs = []
+        for scope, key, members in due:
+            x, y, w = self._training_set([self.grids[n] for n in members], now)
+            jobs.append((scope, key, (x, y, w, self.params, mask, now)))
         mapper = executor.map if executor is not None else map
         models = list(mapper(_fit_job, [j[2] for j in jobs]))
         updates = []
         for (scope, key, _), model in zip(jobs, models):
             slot = (self.vm_slots if scope == VM else self.flavor_slots)[key]
             slot.fitted_revision = revisions[(scope, key)]
+            self._dirty(scope, key, 'fitted_revision')
             if (scope == FLAVOR and slot.model is not None and slot.model.two_class
                     and not model.two_class):
                 LOG.debug('flavour %s keeps its two-class model over a %s fit',
@@ -191,8 +353,10 @@ class ModelRegistry:
                 continue
             slot.model, slot.imported = model, False
             slot.version += 1
+            self._dirty(scope, key, 'model')
             updates.append(self._update(scope, key, slot))
         self.last_fit = now
+        self._document_dirty = True
         return updates
 
     def _update(self, scope: str, key: str, slot: _Slot) -> ModelUpdate:
@@ -259,6 +423,18 @@ class ModelRegistry:
 
     # -- parameters ------------------------------------------------------
 
+    def drop_models(self) -> None:
+        """Forget every fitted model (their feature space is gone); the next
+        round refits from the cells."""
+        for node, slot in self.vm_slots.items():
+            slot.model = None
+            self._dirty(VM, node, 'model')
+        for flavor, slot in self.flavor_slots.items():
+            slot.model = None
+            self._dirty(FLAVOR, flavor)
+        self.last_fit = None
+        self._document_dirty = True
+
     def update_params(self, params: ModelParams) -> None:
         """Adopt new parameters; cells survive unless the grid itself changed."""
         if params.grid_signature() != self.params.grid_signature() or \
@@ -267,15 +443,20 @@ class ModelRegistry:
                      self.cluster_id)
             self.features = feat_mod.load_features(params.features)
             self.params = params
-            self.grids = {n: self._new_grid() for n in self.nodes}
+            for node in self.nodes:
+                self._restart_grid(node)
+                self._dirty(VM, node, 'revision')
         self.params = params
+        self._document_dirty = True
         for slot in list(self.vm_slots.values()) + list(self.flavor_slots.values()):
             slot.fitted_revision = -1
 
     # -- state -----------------------------------------------------------
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to resume: params, members, cells, models."""
+        """Everything needed to resume: params, members, cells, models
+        (reads the cells still in the store first)."""
+        self.load_cells(list(self.nodes))
         def slots(d: dict[str, _Slot]) -> dict[str, Any]:
             return {k: {'version': s.version, 'imported': s.imported,
                         'model': s.model.to_dict() if s.model else None}
@@ -319,7 +500,8 @@ class ModelRegistry:
     def import_flavor_model(self, doc: Mapping[str, Any],
                             flavor: str | None = None) -> ModelUpdate:
         """Seed a flavour with an exported model (kept until this cluster's
-        own cells give a two-class model)."""
+        own cells give a two-class model).
+        """
         model, meta = ser.model_from_dict(doc)
         if list(model.features) != list(self.params.features):
             raise ValueError('model features %s do not match this cluster (%s)'
@@ -336,7 +518,117 @@ class ModelRegistry:
         slot = self.flavor_slots.setdefault(flavor, _Slot())
         slot.model, slot.imported = model, True
         slot.version += 1
+        self._dirty(FLAVOR, flavor, 'model')
+        self._document_dirty = True
         return self._update(FLAVOR, flavor, slot)
+
+    # -- state in pieces ---------------------------------------------------
+
+    def document(self) -> dict[str, Any]:
+        """The registry's own small document (no VM, no cell)."""
+        return ser.wrap(REGISTRY_FORMAT, {
+            'cluster_id': self.cluster_id,
+            'params': self.params.to_dict(),
+            'last_fit': self.last_fit})
+
+    def _vm_summary(self, node: str, fields: set[str]) -> dict[str, Any]:
+        slot = self.vm_slots[node]
+        if node in self._unloaded:
+            # what the store holds; samples waiting for the cells are
+            # saved with them (and read again by an owner that restarts)
+            revision, until = self._unloaded[node]
+        else:
+            revision, until = self.revision(node), self.sampled_until.get(node)
+        out: dict[str, Any] = {'revision': revision, 'sampled_until': until}
+        if 'flavor' in fields or 'model' in fields:
+            out['flavor'] = self.nodes[node]
+        if fields & {'model', 'fitted_revision', 'flavor'}:
+            out['fitted_revision'] = slot.fitted_revision
+        if 'model' in fields or 'flavor' in fields:
+            out.update(_slot_summary(slot))
+        return out
+
+    def changes(self) -> Changes:
+        """What changed since :meth:`mark_saved` (see :class:`Changes`)."""
+        cells = {}
+        for node, grid in self.grids.items():
+            if grid.n_changed:
+                cells[node] = grid.changed_cells()
+        vms = {node: self._vm_summary(node, fields)
+               for node, fields in self._dirty_vms.items() if node in self.nodes}
+        flavors = {}
+        for flavor in self._dirty_flavors:
+            slot = self.flavor_slots.get(flavor)
+            if slot is not None:
+                flavors[flavor] = dict(_slot_summary(slot),
+                                       fitted_revision=slot.fitted_revision)
+        return Changes(cells=cells, reset=set(self._reset), vms=vms,
+                       flavors=flavors, removed=set(self._removed),
+                       document=self.document() if self._document_dirty else None)
+
+    def mark_saved(self) -> None:
+        """Everything :meth:`changes` returned is stored."""
+        for grid in self.grids.values():
+            grid.mark_saved()
+        self._dirty_vms.clear()
+        self._dirty_flavors.clear()
+        self._removed.clear()
+        self._reset.clear()
+        self._document_dirty = False
+
+    def mark_all_changed(self) -> None:
+        """Treat everything as changed (e.g. to write a new layout)."""
+        for node, grid in self.grids.items():
+            grid.mark_all_changed()
+            self._reset.add(node)
+        for node in self.nodes:
+            self._dirty(VM, node, 'flavor', 'model', 'revision')
+        self._dirty_flavors.update(self.flavor_slots)
+        self._document_dirty = True
+
+    @classmethod
+    def from_summaries(cls, document: Mapping[str, Any],
+                       vms: Mapping[str, Mapping[str, Any]],
+                       flavors: Mapping[str, Mapping[str, Any]],
+                       cell_loader: CellLoader | None = None,
+                       features: Sequence[feat_mod.Feature] | None = None
+                       ) -> 'ModelRegistry':
+        """A registry from its document and its VM and flavour summaries
+        (the form :meth:`changes` writes). Its cells stay in the store until
+        a refit needs them (``cell_loader``); without a loader it answers
+        capacities and versions but cannot refit."""
+        body = ser.unwrap(REGISTRY_FORMAT, document)
+        reg = cls(body['cluster_id'], ModelParams.from_dict(body['params']),
+                  features, cell_loader)
+        reg.last_fit = body.get('last_fit')
+        reg._document_dirty = False
+        for key, row in flavors.items():
+            reg.flavor_slots[key] = _slot_from_summary(row)
+        for node, row in vms.items():
+            flavor = row.get('flavor') or 'default'
+            reg.nodes[node] = flavor
+            reg.vm_slots[node] = _slot_from_summary(row)
+            reg.flavor_slots.setdefault(flavor, _Slot())
+            until = row.get('sampled_until')
+            until = None if until is None else float(until)
+            reg._unloaded[node] = (int(row.get('revision') or 0), until)
+            if until is not None:
+                reg.sampled_until[node] = until
+        return reg
+
+
+def _slot_summary(slot: _Slot) -> dict[str, Any]:
+    return {'version': slot.version, 'imported': slot.imported,
+            'model': slot.model.to_dict() if slot.model is not None else None}
+
+
+def _slot_from_summary(row: Mapping[str, Any]) -> _Slot:
+    model = row.get('model')
+    fitted = row.get('fitted_revision')
+    return _Slot(model_mod.FittedModel.from_dict(model) if model else None,
+                 int(row.get('version') or 0),
+                 -1 if fitted is None else int(fitted),
+                 bool(row.get('imported')))
 
 
 def _same(a: model_mod.FittedModel, b: model_mod.FittedModel) -> bool:

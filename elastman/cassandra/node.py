@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A real Cassandra node run as a local process on a loopback address.
 
 Used for elastman's own store on a laptop, for the functional tests, and by
@@ -20,6 +31,12 @@ from elastman.cassandra import runtime
 from elastman.common import exception
 
 LOG = logging.getLogger(__name__)
+
+# JMX logins checked by Cassandra against its roles, as for CQL
+_JAAS = """CassandraLogin {
+  org.apache.cassandra.auth.CassandraLoginModule REQUIRED;
+};
+"""
 
 _LOGBACK = """<configuration scan="false">
   <appender name="FILE" class="ch.qos.logback.core.FileAppender">
@@ -52,6 +69,16 @@ class NodeSpec:
     num_tokens: int = 16
     extra_yaml: dict = dataclasses.field(default_factory=dict)
     jvm_opts: tuple[str, ...] = ()
+    #: PasswordAuthenticator and CassandraAuthorizer for CQL, and JMX
+    #: logins checked against the same roles (CassandraLoginModule)
+    authentication: bool = False
+    #: PKCS12 key store with the node's key and certificate chain; used by
+    #: client_tls (CQL) and jmx_tls
+    keystore: str | None = None
+    keystore_password: str | None = dataclasses.field(default=None,
+                                                      repr=False)
+    client_tls: bool = False
+    jmx_tls: bool = False
 
     @property
     def seed_list(self) -> str:
@@ -114,6 +141,16 @@ class LocalNode:
             'authenticator': 'AllowAllAuthenticator',
             'authorizer': 'AllowAllAuthorizer',
         }
+        if self.spec.authentication:
+            settings.update(authenticator='PasswordAuthenticator',
+                            authorizer='CassandraAuthorizer',
+                            role_manager='CassandraRoleManager')
+        if self.spec.client_tls:
+            settings['client_encryption_options'] = {
+                'enabled': True, 'optional': False,
+                'keystore': self._keystore(),
+                'keystore_password': self.spec.keystore_password or '',
+                'store_type': 'PKCS12', 'require_client_auth': False}
         settings.update(self.spec.extra_yaml)
         # JSON is a subset of YAML: no YAML writer needed for Cassandra.
         return '\n'.join('%s: %s' % (k, json.dumps(v))
@@ -126,6 +163,10 @@ class LocalNode:
             f.write(self._yaml())
         with open(os.path.join(self.conf_dir, 'logback.xml'), 'w') as f:
             f.write(_LOGBACK.format(log_dir=self.log_dir))
+        if self.spec.authentication:
+            with open(os.path.join(self.conf_dir, 'cassandra-jaas.config'),
+                      'w') as f:
+                f.write(_JAAS)
         with open(self.spec_file, 'w') as f:
             json.dump(dataclasses.asdict(self.spec), f)
 
@@ -147,6 +188,7 @@ class LocalNode:
             '-Dcassandra-foreground=yes',
             '-Dcassandra.skip_wait_for_gossip_to_settle=0',
             '-Dcassandra.superuser_setup_delay_ms=0',
+            *self._jmx_security(),
             *self.spec.jvm_opts,
             '-cp', runtime.classpath(self.conf),
             'org.apache.cassandra.service.CassandraDaemon',
@@ -156,12 +198,43 @@ class LocalNode:
         if not self.spec.jmx_address:
             return ['-Dcassandra.jmx.local.port=%d' % self.spec.jmx_port]
         prefix = '-Dcom.sun.management.jmxremote.'
-        return [prefix + 'port=%d' % self.spec.jmx_port,
-                prefix + 'rmi.port=%d' % self.spec.jmx_port,
-                prefix + 'host=' + self.spec.jmx_address,
-                prefix + 'authenticate=false', prefix + 'ssl=false',
-                prefix + 'local.only=false',
-                '-Djava.rmi.server.hostname=' + self.spec.jmx_address]
+        flags = [prefix + 'port=%d' % self.spec.jmx_port,
+                 prefix + 'rmi.port=%d' % self.spec.jmx_port,
+                 prefix + 'host=' + self.spec.jmx_address,
+                 prefix + 'local.only=false',
+                 '-Djava.rmi.server.hostname=' + self.spec.jmx_address]
+        # _jmx_security turns these on when the spec asks for them
+        if not self.spec.authentication:
+            flags.append(prefix + 'authenticate=false')
+        if not self.spec.jmx_tls:
+            flags.append(prefix + 'ssl=false')
+        return flags
+
+    def _keystore(self) -> str:
+        if not self.spec.keystore:
+            raise exception.CassandraNodeError(
+                node=self.spec.name, reason='TLS asked for, but no key store '
+                                            'was given')
+        return self.spec.keystore
+
+    def _jmx_security(self) -> list[str]:
+        """JVM flags: JMX logins against Cassandra's roles, JMX over TLS."""
+        flags = []
+        if self.spec.authentication:
+            flags += [
+                '-Dcom.sun.management.jmxremote.authenticate=true',
+                '-Dcassandra.jmx.remote.login.config=CassandraLogin',
+                '-Djava.security.auth.login.config=' + os.path.join(
+                    self.conf_dir, 'cassandra-jaas.config')]
+        if self.spec.jmx_tls:
+            flags += [
+                '-Dcom.sun.management.jmxremote.ssl=true',
+                '-Dcom.sun.management.jmxremote.registry.ssl=true',
+                '-Djavax.net.ssl.keyStore=' + self._keystore(),
+                '-Djavax.net.ssl.keyStorePassword='
+                + (self.spec.keystore_password or ''),
+                '-Djavax.net.ssl.keyStoreType=PKCS12']
+        return flags
 
     # lifecycle --------------------------------------------------------------
     def pid(self) -> int | None:

@@ -1,13 +1,29 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """nodetool as a library: the operations the actuator needs, parsed.
 
 Each call runs ``org.apache.cassandra.tools.NodeTool`` from the same jars as
 the nodes, against one node's JMX endpoint (local nodes listen on 127.0.0.1
 at their own port; remote nodes need their JMX host and port). A failing
 command raises :class:`elastman.common.exception.NodetoolError` carrying
-nodetool's own error line.
+nodetool's own error line; :class:`NodetoolAccessDenied` (one of them) when
+the node refused the credentials or the TLS handshake. With an
+:class:`~elastman.cassandra.access.Access`, the JMX password goes to
+nodetool in a file only this process can read (never on its command line)
+and JMX over TLS trusts the cluster's CA.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -19,6 +35,7 @@ from typing import Callable
 
 from oslo_log import log as logging
 
+from elastman.cassandra import access as access_mod
 from elastman.cassandra import runtime
 from elastman.common import exception
 
@@ -125,7 +142,9 @@ def parse_info(output: str) -> dict[str, str]:
 
 
 def error_message(output: str) -> str:
-    """nodetool's own explanation, without the stack trace."""
+    """nodetool's own explanation, without the stack trace or the hint to
+    read ``nodetool help``.
+    """
     lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
     for line in lines:
         if line.lower().startswith('error:'):
@@ -134,8 +153,14 @@ def error_message(output: str) -> str:
     for line in lines:
         if line.startswith('-- StackTrace --'):
             break
+        if line.startswith("See 'nodetool help'"):
+            continue
         kept.append(line)
     return (kept or lines or ['no output'])[-1]
+
+
+class NodetoolAccessDenied(access_mod.AccessDenied, exception.NodetoolError):
+    """The node's JMX refused nodetool's credentials or TLS handshake."""
 
 
 class Nodetool:
@@ -144,12 +169,15 @@ class Nodetool:
     def __init__(self, conf, jmx_host: str = '127.0.0.1',
                  jmx_port: int = 7199, username: str | None = None,
                  password: str | None = None,
-                 log_dir: str | None = None) -> None:
+                 log_dir: str | None = None,
+                 access: access_mod.Access | None = None) -> None:
         self.conf = conf
         self.jmx_host = jmx_host
         self.jmx_port = jmx_port
-        self.username = username
-        self.password = password
+        self.access = access
+        self.username = username or (access.jmx_user if access else None)
+        self.password = password if username else (
+            access.jmx_secret if access else None)
         self.log_dir = log_dir or os.path.join(tempfile.gettempdir(),
                                                'elastman-nodetool')
         os.makedirs(self.log_dir, exist_ok=True)
@@ -158,28 +186,75 @@ class Nodetool:
     def where(self) -> str:
         return '%s:%d' % (self.jmx_host, self.jmx_port)
 
-    def command(self, *args: str) -> list[str]:
+    def command(self, *args: str, password_file: str | None = None
+                ) -> list[str]:
+        """nodetool's argv; the password goes in ``password_file`` (see
+        :meth:`_password_file`), never on the command line.
+        """
+        jvm_flags = []
+        if self.access is not None and self.access.jmx_tls:
+            # what bin/nodetool's --ssl sets: NodeProbe reads ssl.enable
+            jvm_flags.append('-Dssl.enable=true')
+            if self.access.ca_certificate:
+                store, secret = runtime.truststore(self.conf,
+                                                   self.access.ca_certificate)
+                jvm_flags += ['-Djavax.net.ssl.trustStore=' + store,
+                              '-Djavax.net.ssl.trustStorePassword=' + secret,
+                              '-Djavax.net.ssl.trustStoreType=PKCS12']
         argv = runtime.nodetool_command(self.conf, self.jmx_host,
-                                        self.jmx_port, self.log_dir)
+                                        self.jmx_port, self.log_dir,
+                                        jvm_flags=jvm_flags)
         if self.username:
-            argv += ['-u', self.username, '-pw', self.password or '']
+            argv += ['-u', self.username]
+            if password_file:
+                argv += ['-pwf', password_file]
         return argv + list(args)
+
+    @contextlib.contextmanager
+    def _password_file(self):
+        """A file only this user can read holding "user password", as
+        nodetool's -pwf reads it; removed afterwards.
+        """
+        if not self.username:
+            yield None
+            return
+        fd, path = tempfile.mkstemp(prefix='.jmx-', dir=self.log_dir)
+        try:
+            with os.fdopen(fd, 'w') as f:   # mkstemp: mode 0600
+                f.write('%s %s\n' % (self.username, self.password or ''))
+            yield path
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+    def _error(self, command: str, output: str) -> exception.NodetoolError:
+        reason = error_message(output)
+        denied = access_mod.denial(Exception(output))
+        if denied:
+            return NodetoolAccessDenied(
+                service='JMX (nodetool %s)' % command, where=self.where,
+                who=access_mod.who(self.access, jmx=True) if self.access
+                else ('user %r' % self.username if self.username
+                      else 'the connection (no credentials)'),
+                reason=denied)
+        return exception.NodetoolError(command=command, node=self.where,
+                                       reason=reason)
 
     def run(self, *args: str, timeout: float | None = None) -> str:
         """Run one command; its stdout, or NodetoolError."""
         timeout = timeout or self.conf.cassandra.nodetool_timeout
         try:
-            proc = subprocess.run(self.command(*args), capture_output=True,
-                                  text=True, timeout=timeout,
-                                  stdin=subprocess.DEVNULL)
+            with self._password_file() as secret:
+                proc = subprocess.run(
+                    self.command(*args, password_file=secret),
+                    capture_output=True, text=True, timeout=timeout,
+                    stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise exception.NodetoolError(
                 command=' '.join(args), node=self.where,
                 reason='no answer within %ss' % timeout)
         if proc.returncode != 0:
-            raise exception.NodetoolError(
-                command=' '.join(args), node=self.where,
-                reason=error_message(proc.stderr + '\n' + proc.stdout))
+            raise self._error(' '.join(args), proc.stderr + '\n' + proc.stdout)
         return proc.stdout
 
     # queries ----------------------------------------------------------------
@@ -234,38 +309,39 @@ class Nodetool:
         every ``poll_interval`` seconds while the node leaves, and once with
         mode DECOMMISSIONED at the end.
         """
-        argv = self.command('decommission', *(['--force'] if force else []))
         start = time.monotonic()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True,
-                                stdin=subprocess.DEVNULL)
         output: dict[str, str] = {}
-        reader = threading.Thread(target=lambda: output.update(zip(
-            ('out', 'err'), proc.communicate())), daemon=True)
-        reader.start()
-        while reader.is_alive():
-            reader.join(poll_interval)
-            if not reader.is_alive():
-                break
-            elapsed = time.monotonic() - start
-            if elapsed > timeout:
-                proc.kill()
-                reader.join(10)
-                raise exception.NodetoolError(
-                    command='decommission', node=self.where,
-                    reason='still leaving after %ss' % timeout)
-            if progress is not None:
-                try:
-                    state = self.netstats()
-                except exception.NodetoolError as exc:
-                    state = {'mode': None, 'error': str(exc)}
-                state['elapsed_s'] = round(elapsed, 1)
-                progress(state)
+        with self._password_file() as secret:   # kept until nodetool exits
+            argv = self.command('decommission',
+                                *(['--force'] if force else []),
+                                password_file=secret)
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True,
+                                    stdin=subprocess.DEVNULL)
+            reader = threading.Thread(target=lambda: output.update(zip(
+                ('out', 'err'), proc.communicate())), daemon=True)
+            reader.start()
+            while reader.is_alive():
+                reader.join(poll_interval)
+                if not reader.is_alive():
+                    break
+                elapsed = time.monotonic() - start
+                if elapsed > timeout:
+                    proc.kill()
+                    reader.join(10)
+                    raise exception.NodetoolError(
+                        command='decommission', node=self.where,
+                        reason='still leaving after %ss' % timeout)
+                if progress is not None:
+                    try:
+                        state = self.netstats()
+                    except exception.NodetoolError as exc:
+                        state = {'mode': None, 'error': str(exc)}
+                    state['elapsed_s'] = round(elapsed, 1)
+                    progress(state)
         if proc.returncode != 0:
-            raise exception.NodetoolError(
-                command='decommission', node=self.where,
-                reason=error_message(output.get('err', '') + '\n'
-                                     + output.get('out', '')))
+            raise self._error('decommission', output.get('err', '') + '\n'
+                              + output.get('out', ''))
         LOG.info('node at %s decommissioned in %.0fs', self.where,
                  time.monotonic() - start)
         if progress is not None:

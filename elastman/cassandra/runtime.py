@@ -1,9 +1,26 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The JVM side of running Cassandra 5.0 from its Maven jars under JDK 17+."""
 from __future__ import annotations
 
+import contextlib
 import glob
+import hashlib
 import os
+import re
 import shutil
+import subprocess
+import tempfile
+import threading
 
 from elastman.common import exception
 
@@ -73,12 +90,63 @@ def classpath(conf) -> str:
     return os.path.join(lib_dir(conf), '*')
 
 
-def nodetool_command(conf, jmx_host: str, jmx_port: int,
-                     log_dir: str) -> list[str]:
+def nodetool_command(conf, jmx_host: str, jmx_port: int, log_dir: str,
+                     jvm_flags: list[str] | tuple[str, ...] = ()
+                     ) -> list[str]:
     """The argv prefix of nodetool against one node's JMX port."""
     return [java(conf), '-Xmx128m', '-XX:+UseSerialGC',
             '-Dcassandra.logdir=%s' % log_dir,
             '-Dlogback.configurationFile=logback-tools.xml',
-            *jdk17_flags(), '-cp', classpath(conf),
+            *jdk17_flags(), *jvm_flags, '-cp', classpath(conf),
             'org.apache.cassandra.tools.NodeTool',
             '-h', jmx_host, '-p', str(jmx_port)]
+
+
+# The password of the trust stores below: they hold public CA certificates
+# only, and Java needs some password to open a PKCS12 file.
+TRUSTSTORE_PASSWORD = 'elastman-ca'
+_PEM_CERT = re.compile(r'-----BEGIN CERTIFICATE-----[^-]+'
+                       r'-----END CERTIFICATE-----')
+_truststore_lock = threading.Lock()
+
+
+def truststore(conf, ca_pem: str) -> tuple[str, str]:
+    """A PKCS12 trust store holding the certificates of ``ca_pem``, for a
+    JVM's ``javax.net.ssl.trustStore``; (path, password). Made once per CA
+    with the JDK's keytool, in a directory only this user can read.
+    """
+    certs = _PEM_CERT.findall(ca_pem)
+    if not certs:
+        raise exception.ConfigurationError(
+            reason='the CA certificate holds no PEM "BEGIN CERTIFICATE" '
+                   'block')
+    digest = hashlib.sha256('\n'.join(certs).encode()).hexdigest()[:20]
+    directory = os.path.join(tempfile.gettempdir(),
+                             'elastman-truststores-%d' % os.getuid())
+    path = os.path.join(directory, digest + '.p12')
+    with _truststore_lock:
+        if os.path.exists(path):
+            return path, TRUSTSTORE_PASSWORD
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        keytool = os.path.join(os.path.dirname(os.path.realpath(java(conf))),
+                               'keytool')
+        partial = path + '.%d.tmp' % os.getpid()
+        with tempfile.TemporaryDirectory(dir=directory) as work:
+            for index, cert in enumerate(certs):
+                pem = os.path.join(work, 'ca%d.pem' % index)
+                with open(pem, 'w') as f:
+                    f.write(cert + '\n')
+                proc = subprocess.run(
+                    [keytool, '-importcert', '-noprompt', '-alias',
+                     'ca%d' % index, '-file', pem, '-keystore', partial,
+                     '-storetype', 'PKCS12', '-storepass',
+                     TRUSTSTORE_PASSWORD], capture_output=True, text=True,
+                    timeout=60, stdin=subprocess.DEVNULL)
+                if proc.returncode != 0:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(partial)
+                    raise exception.ConfigurationError(
+                        reason='keytool cannot import the CA certificate: %s'
+                               % (proc.stdout + proc.stderr).strip()[:300])
+        os.replace(partial, path)
+    return path, TRUSTSTORE_PASSWORD

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman API client on a keystoneauth1 Adapter.
 
 ``Client(session=sess)`` finds the endpoint in the catalog (service type
@@ -67,7 +78,8 @@ class Client:
     def _paged(self, path: str, key: str, limit: int | None,
                marker: str | None, **params: Any) -> Iterator[dict]:
         """Every item from ``marker`` on (all pages), or one page of
-        ``limit``."""
+        ``limit``.
+        """
         while True:
             page = self._request('GET', path, params=dict(
                 params, limit=limit, marker=marker))
@@ -112,6 +124,17 @@ class Client:
     def delete_cluster(self, cluster_id: str) -> None:
         self._request('DELETE', '/clusters/%s' % cluster_id)
 
+    def set_credentials(self, cluster_id: str,
+                        credentials: dict | None = None,
+                        tls: dict | None = None) -> None:
+        """Replace the credentials and TLS settings of a cluster's nodes."""
+        body = {k: v for k, v in (('credentials', credentials),
+                                  ('tls', tls)) if v is not None}
+        self._request('PUT', '/clusters/%s/credentials' % cluster_id, body)
+
+    def delete_credentials(self, cluster_id: str) -> None:
+        self._request('DELETE', '/clusters/%s/credentials' % cluster_id)
+
     def scale_cluster(self, cluster_id: str, count: int,
                       flavor: str | None = None) -> dict:
         body = {'count': count}
@@ -155,8 +178,15 @@ class Client:
 
     def list_decisions(self, cluster_id: str, limit: int | None = None,
                        marker: str | None = None) -> list[dict]:
-        return list(self._paged('/clusters/%s/decisions' % cluster_id,
-                                'decisions', limit, marker))
+        return list(self.iter_decisions(cluster_id, limit, marker))
+
+    def iter_decisions(self, cluster_id: str, limit: int | None = None,
+                       marker: str | None = None) -> Iterator[dict]:
+        """Decisions newest first, reading the next page only when the
+        caller gets that far.
+        """
+        return self._paged('/clusters/%s/decisions' % cluster_id,
+                           'decisions', limit, marker)
 
     def list_actions(self, cluster_id: str, kind: str | None = None,
                      state: str | None = None, limit: int | None = None,

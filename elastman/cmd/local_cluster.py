@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """``elastman-manage local-cluster create|list|delete``: managed clusters whose
 servers are Cassandra processes on this host (the ``local`` compute driver).
 
@@ -211,7 +222,8 @@ class LocalClusters:
     # delete ------------------------------------------------------------------
     def delete(self, ref: str) -> int:
         """Journal a 'delete' (or take over the one journalled) and see it
-        done: every server, node row and the cluster row go."""
+        done: every server, node row and the cluster row go.
+        """
         cluster = self.find(ref)
         action = next((a for a in self._unfinished(cluster['id'])
                        if a['kind'] == 'delete'), None)
@@ -229,7 +241,8 @@ class LocalClusters:
     # list --------------------------------------------------------------------
     def rows(self) -> list[dict]:
         """One row per node (or server) of every managed cluster, plus the
-        local servers whose cluster is gone."""
+        local servers whose cluster is gone.
+        """
         rows: list[dict] = []
         servers = {s.id: s for s in self.driver.list()}
         clusters = self.managed_clusters()
@@ -281,7 +294,8 @@ class LocalClusters:
 
     def carry_out(self, action: dict) -> dict:
         """Run ``action`` here if no actuator holds the cluster's lease, or
-        wait for the one that does; returns the terminal journal row."""
+        wait for the one that does; returns the terminal journal row.
+        """
         progress = Progress(self.store, self.echo)
         lease = executor_mod.lease_name(action['cluster_id'])
         told = None
@@ -305,7 +319,8 @@ class LocalClusters:
     def _run_here(self, target: dict, lease: str,
                   progress: Progress) -> dict:
         """Holding the lease: run the cluster's unfinished actions, oldest
-        first, up to ``target``, as an actuator would."""
+        first, up to ``target``, as an actuator would.
+        """
         queue = [a for a in self._unfinished(target['cluster_id'])
                  if a['created_at'] <= target['created_at']]
         self.echo('running the %s here (no actuator holds the cluster)'

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman-manage: schema, the local store node, and offline tools.
 
     elastman-manage db sync | db version
@@ -6,6 +17,8 @@
     elastman-manage forecast-eval TRACE.csv       (compare the forecasters)
     elastman-manage local-cluster create | list | delete
                                                   (clusters on this host)
+    elastman-manage credentials generate-key | rotate
+                                                  (keys of clusters' secrets)
 """
 from __future__ import annotations
 
@@ -22,7 +35,9 @@ from elastman.common import config
 from elastman.evaluation import live
 from elastman.evaluation import report
 from elastman.predictor import evaluate as forecast_eval
+from elastman import store as em_store
 from elastman.store import connection
+from elastman.store import credentials as credentials_store
 from elastman.store import schema
 
 CONF = config.CONF
@@ -101,6 +116,25 @@ def store_status() -> int:
     return 3
 
 
+# -- credentials ---------------------------------------------------------------
+def credentials_generate_key() -> int:
+    """Print a new key for [credentials] encryption_keys."""
+    print(credentials_store.generate_key())
+    return 0
+
+
+def credentials_rotate() -> int:
+    """Encrypt every cluster's credentials again under the first key."""
+    store = em_store.Store.open(CONF)
+    try:
+        done = store.credentials.rotate()
+    finally:
+        store.close()
+    print('%d cluster(s)\' credentials now encrypted with the first key of '
+          '[credentials] encryption_keys' % done)
+    return 0
+
+
 def add_command_parsers(subparsers) -> None:
     db = subparsers.add_parser('db', help='store schema')
     db_sub = db.add_subparsers(dest='action')
@@ -127,9 +161,23 @@ def add_command_parsers(subparsers) -> None:
     store_sub.add_parser('status', help='is it running?'
                          ).set_defaults(func=store_status)
 
+    creds = subparsers.add_parser(
+        'credentials', help='the keys of the clusters\' stored credentials')
+    creds_sub = creds.add_subparsers(dest='action')
+    creds_sub.required = True
+    creds_sub.add_parser(
+        'generate-key', help='print a new key for [credentials] '
+                             'encryption_keys').set_defaults(
+        func=credentials_generate_key)
+    creds_sub.add_parser(
+        'rotate', help='re-encrypt every cluster\'s credentials with the '
+                       'first of [credentials] encryption_keys'
+    ).set_defaults(func=credentials_rotate)
+
     # offline tools that bring their own sub-command
     for tool in (forecast_eval, model_transfer, live, report, local_cluster):
         tool.add_subparser(subparsers)
+
 
 command_opt = cfg.SubCommandOpt('command', title='Commands',
                                 help='Available commands',

@@ -1,6 +1,18 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """``elastman-manage model export|import``: carry a flavour's capacity model
 from one cloud (or cluster) to another, so a new cluster starts from what an
-old one learnt instead of from nothing."""
+old one learnt instead of from nothing.
+"""
 from __future__ import annotations
 
 import json
@@ -21,8 +33,8 @@ def _registry(store, cluster_id: str):
 
 def _new_registry(conf, store, cluster_id: str):
     from elastman.capacity import params as params_mod
-    from elastman.trainer import manager
     from elastman.capacity import registry as model_registry
+    from elastman.trainer import manager
     import uuid
     try:
         cluster = store.clusters.get(uuid.UUID(cluster_id))
@@ -32,8 +44,8 @@ def _new_registry(conf, store, cluster_id: str):
         conf, **manager.model_overrides(cluster.get('policy')))
     registry = model_registry.ModelRegistry(cluster_id, params)
     for node in store.nodes.list(cluster['id']):
-        registry.register_node(node['node_id'], node.get('flavor') or
-                               'default')
+        registry.register_node(node['node_id'],
+                               node.get('flavor') or 'default')
     return registry
 
 

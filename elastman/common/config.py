@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Process bootstrap: parse configuration, set up logging, fail clearly."""
 from __future__ import annotations
 
@@ -42,7 +53,8 @@ def parse_args(argv: list[str], default_transport: str | None = None,
 
 def validate(conf: cfg.ConfigOpts) -> None:
     """Read every option once: oslo.config checks values lazily, elastman
-    wants a bad value reported at start-up, naming the option."""
+    wants a bad value reported at start-up, naming the option.
+    """
     for name in list(conf):
         try:
             group = getattr(conf, name)
@@ -60,7 +72,8 @@ def validate(conf: cfg.ConfigOpts) -> None:
 
 def main_wrapper(func: Callable[[list[str]], int | None]):
     """Turn configuration and availability errors into one line and an
-    exit code instead of a traceback."""
+    exit code instead of a traceback.
+    """
     @functools.wraps(func)
     def main(argv: list[str] | None = None) -> int:
         argv = sys.argv if argv is None else argv

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """oslo.messaging plumbing: transports, versioned RPC clients/servers, notifier.
 
 Every worker listens on the topic ``<[rpc] topic_prefix>-<worker>``. Clients
@@ -9,8 +20,8 @@ from typing import Any
 import urllib.parse
 
 import kombu
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_serialization import jsonutils
 
 from elastman.common import context as em_context

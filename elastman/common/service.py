@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Running workers: an RPC server plus periodic tasks per worker, one launcher.
 
 elastman runs on plain threads: oslo.messaging's threading executor serves RPC
@@ -73,13 +84,34 @@ class WorkerService(Service):
 
 
 def _logged(func):
-    """Periodic tasks must not die on one bad round: log and go on."""
+    """Periodic tasks must not die on one bad round: log and go on.
+
+    An outage (the store or the bus gone) fails every round until it ends:
+    the first failure is logged with its traceback, the following ones of
+    the same kind in one line each, and the first round that works again
+    says how many failed.
+    """
+    name = getattr(func, '__qualname__', repr(func))
+    failures: list[str] = []
+
     def wrapper():
         try:
             func()
-        except Exception:
-            LOG.exception('periodic task %s failed; it runs again next period',
-                          getattr(func, '__qualname__', func))
+        except Exception as exc:
+            kind = type(exc).__name__
+            if failures and failures[-1] == kind:
+                LOG.warning('periodic task %s failed again (%s: %s); it runs '
+                            'again next period', name, kind, exc)
+            else:
+                LOG.exception('periodic task %s failed; it runs again next '
+                              'period', name)
+            failures.append(kind)
+            return
+        if failures:
+            LOG.warning('periodic task %s works again after %d failed '
+                        'run(s) (%s)', name, len(failures),
+                        ', '.join(sorted(set(failures))))
+            failures.clear()
     wrapper.__name__ = getattr(func, '__name__', 'task')
     return wrapper
 

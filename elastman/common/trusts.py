@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Keystone trusts: how elastman acts in a tenant's own project.
 
 The API, holding the calling user's token, creates a trust from that user
@@ -49,7 +60,8 @@ def _plugin(conf, trust_id: str | None = None):
 
 def session(conf, trust_id: str | None = None) -> ks_session.Session:
     """A keystoneauth session of the trustee (with ``trust_id``: of the
-    trust's project)."""
+    trust's project).
+    """
     return ks_loading.load_session_from_conf_options(
         conf, GROUP, auth=_plugin(conf, trust_id))
 
@@ -58,7 +70,8 @@ def trust_session(conf, trust_id: str, project_id: str | None = None
                   ) -> ks_session.Session:
     """A session scoped by ``trust_id``, authenticated now: TrustError when
     Keystone refuses the trust (expired, deleted, trustor gone or without
-    the delegated roles)."""
+    the delegated roles).
+    """
     sess = session(conf, trust_id)
     try:
         sess.get_token()
@@ -77,8 +90,8 @@ def trust_session(conf, trust_id: str, project_id: str | None = None
 def trustee_user_id(conf) -> str:
     """The trustee's user ID (looked up once per configuration)."""
     sess = session(conf)     # registers the plugin's options
-    key = tuple(str(conf[GROUP].get(o)) for o in ('auth_url', 'username',
-                                                   'user_id'))
+    key = tuple(str(conf[GROUP].get(o))
+                for o in ('auth_url', 'username', 'user_id'))
     with _lock:
         if key not in _trustee_ids:
             _trustee_ids[key] = sess.get_user_id()
@@ -90,7 +103,8 @@ def create_trust(conf, user_auth, trustor_user_id: str, project_id: str,
     """Delegate ``roles`` (``[trustee] delegated_roles`` when set) of the
     user whose keystoneauth plugin is ``user_auth`` (keystonemiddleware's
     ``keystone.token_auth``) in ``project_id`` to the trustee; returns the
-    trust's ID. TrustError says why Keystone refused."""
+    trust's ID. TrustError says why Keystone refused.
+    """
     wanted = list(conf[GROUP].delegated_roles) or list(roles)
     try:
         trustee = trustee_user_id(conf)
@@ -114,7 +128,8 @@ def create_trust(conf, user_auth, trustor_user_id: str, project_id: str,
 
 def delete_trust(conf, trust_id: str) -> None:
     """Delete the trust with its own token (a trust already gone, or no
-    longer usable, is left to Keystone: it cannot be used either)."""
+    longer usable, is left to Keystone: it cannot be used either).
+    """
     try:
         sess = trust_session(conf, trust_id)
     except TrustError as exc:

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The compute-driver interface, shaped after openstacksdk's compute proxy.
 
 A server is what Nova would boot (or, locally, one Cassandra process); the
@@ -11,9 +22,9 @@ import dataclasses
 import time
 from typing import Any, Callable, Iterable
 
-from stevedore import driver as sd_driver
 
 from elastman.common import exception
+from elastman.common import loader
 
 NAMESPACE = 'elastman.compute_drivers'
 
@@ -26,6 +37,31 @@ STATUSES = (BUILD, ACTIVE, ERROR, DELETED)
 
 # Metadata key that tags a server with the cluster it belongs to.
 CLUSTER_TAG = 'elastman_cluster'
+# Metadata key asking the new server's Cassandra to take over the tokens of
+# the dead node at this address (``cassandra.replace_address_first_boot``).
+REPLACE_ADDRESS = 'elastman_replace_address'
+
+# Metadata keys that tell the guest how to secure Cassandra, from a managed
+# cluster's spec['security'] (never credentials: those stay in elastman):
+#: "password": PasswordAuthenticator, and JMX logins against the same roles
+AUTH_META = 'cassandra_auth'
+#: "true": client_encryption_options enabled, not optional
+CLIENT_TLS_META = 'cassandra_client_tls'
+#: "true": JMX (registry and connections) over TLS
+JMX_TLS_META = 'cassandra_jmx_tls'
+
+
+def security_metadata(security: dict | None) -> dict[str, str]:
+    """Server metadata for a cluster's ``spec['security']``."""
+    security = security or {}
+    meta = {}
+    if security.get('authentication'):
+        meta[AUTH_META] = 'password'
+    if security.get('cql_tls'):
+        meta[CLIENT_TLS_META] = 'true'
+    if security.get('jmx_tls'):
+        meta[JMX_TLS_META] = 'true'
+    return meta
 
 
 class ComputeError(exception.ElastmanException):
@@ -53,7 +89,8 @@ class WaitTimeout(ComputeError):
 class ServerRequest:
     """Where and how a cluster's new servers boot. A field left None takes
     the driver's configured default; drivers without the notion (the local
-    one has no images or networks) ignore it."""
+    one has no images or networks) ignore it.
+    """
 
     image: str | None = None
     networks: list[str] | None = None
@@ -116,6 +153,13 @@ class ComputeDriver(abc.ABC):
     def __init__(self, conf) -> None:
         self.conf = conf
 
+    @property
+    def supports_replace(self) -> bool:
+        """Whether a server created with ``REPLACE_ADDRESS`` in its metadata
+        boots Cassandra with ``replace_address_first_boot`` set to it.
+        """
+        return False
+
     @abc.abstractmethod
     def flavors(self) -> dict[str, dict]:
         """Flavour name -> its resources (driver-specific keys)."""
@@ -128,29 +172,34 @@ class ComputeDriver(abc.ABC):
         """Create a server; returns once the driver has it running (or
         building, for asynchronous clouds). ``seeds``: addresses of the
         cluster's seed nodes the new node joins through (none: it seeds
-        itself). FlavorNotFound, ComputeError."""
+        itself). FlavorNotFound, ComputeError.
+        """
 
     def scoped(self, project_id: str | None,
                trust_id: str | None) -> 'ComputeDriver':
         """The driver to act on one cluster's servers with: by default this
         one; the nova driver returns one acting in ``project_id`` through
         the Keystone trust ``trust_id``, which sees and touches that
-        project's servers only."""
+        project's servers only.
+        """
         return self
 
     def find_servers(self, addresses: Iterable[str]) -> dict[str, Server]:
         """Address -> server, for those of ``addresses`` a server of this
-        driver (whether elastman made it or not) has."""
+        driver (whether elastman made it or not) has.
+        """
         wanted = set(addresses)
         return {s.address: s for s in self.list() if s.address in wanted}
 
     def check_quota(self, flavor: str, count: int) -> None:
         """QuotaExceeded when ``count`` more servers of ``flavor`` do not fit
-        in the quota (drivers without quotas accept everything)."""
+        in the quota (drivers without quotas accept everything).
+        """
 
     def release(self, cluster_id: str) -> None:
         """Free what the driver made for a cluster besides its servers (the
-        nova driver: its server group), once they are all deleted."""
+        nova driver: its server group), once they are all deleted.
+        """
 
     @abc.abstractmethod
     def get(self, server_id: str) -> Server:
@@ -203,11 +252,5 @@ class ComputeDriver(abc.ABC):
 def load_driver(conf, name: str | None = None,
                 invoke: Callable[..., Any] | None = None) -> ComputeDriver:
     """Instantiate the compute driver ``name`` from the stevedore namespace."""
-    name = name or 'local'
-    try:
-        mgr = sd_driver.DriverManager(NAMESPACE, name, invoke_on_load=True,
-                                      invoke_args=(conf,))
-    except Exception as exc:  # stevedore raises NoMatches or import errors
-        raise exception.ConfigurationError(
-            reason='compute driver %r cannot be loaded: %s' % (name, exc))
-    return mgr.driver
+    return loader.driver(NAMESPACE, name or 'local',
+                         '[actuator] compute_driver', invoke_args=(conf,))

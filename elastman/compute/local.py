@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The ``local`` compute driver: each server is a Cassandra process here.
 
 State lives in ``[DEFAULT] state_path/local-cloud/<server id>/``: ``server.json``
@@ -41,6 +52,10 @@ class LocalDriver(base.ComputeDriver):
     """Servers as local Cassandra processes, flavours as cgroup CPU quotas."""
 
     name = 'local'
+
+    @property
+    def supports_replace(self) -> bool:
+        return True
 
     def __init__(self, conf, recover: bool = True) -> None:
         super().__init__(conf)
@@ -157,10 +172,13 @@ class LocalDriver(base.ComputeDriver):
 
         ``metadata`` may carry the cluster tag (``elastman_cluster``),
         ``seeds`` (comma-separated addresses; default: the cluster's oldest
-        running servers, or the node itself for the first one) and
-        ``cluster_name``; the ``seeds`` argument wins when not empty. A
-        local server has no image, network or server group: ``request`` is
-        not used.
+        running servers, or the node itself for the first one),
+        ``cluster_name``, the security keys of
+        :func:`elastman.compute.base.security_metadata` and
+        ``elastman_replace_address`` (the address of a dead node whose tokens
+        this one takes over on its first boot); the ``seeds`` argument wins
+        when not empty. A local server has no image, network or server
+        group: ``request`` is not used.
         """
         spec_flavor = self.flavor(flavor)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
@@ -198,6 +216,12 @@ class LocalDriver(base.ComputeDriver):
     def _start(self, record: dict, flavor: flavor_mod.Flavor,
                metadata: dict) -> None:
         cluster = metadata.get(base.CLUSTER_TAG)
+        client_tls = metadata.get(base.CLIENT_TLS_META) == 'true'
+        jmx_tls = metadata.get(base.JMX_TLS_META) == 'true'
+        if (client_tls or jmx_tls) and not self.opts.tls_keystore:
+            raise base.ComputeError(
+                driver=self.name, reason='server %s asks for TLS but '
+                '[local_cloud] tls_keystore is not set' % record['name'])
         spec = cassandra_node.NodeSpec(
             name=record['name'], base_dir=self._dir(record['id']),
             address=record['address'], cql_port=record['cql_port'],
@@ -208,7 +232,19 @@ class LocalDriver(base.ComputeDriver):
             heap=flavor.heap, num_tokens=self.opts.num_tokens,
             extra_yaml={**MONITORING_YAML, **flavor.cassandra_settings()},
             jvm_opts=tuple(flavor.jvm_options() + list(
-                self.opts.jvm_options)))
+                self.opts.jvm_options)),
+            authentication=metadata.get(base.AUTH_META) == 'password',
+            client_tls=client_tls, jmx_tls=jmx_tls,
+            keystore=self.opts.tls_keystore if client_tls or jmx_tls
+            else None,
+            keystore_password=self.opts.tls_keystore_password
+            if client_tls or jmx_tls else None)
+        replace = metadata.get(base.REPLACE_ADDRESS)
+        if replace:
+            # only on the first boot: a restart of the replacement is a
+            # plain restart (Cassandra ignores it once bootstrapped)
+            spec.jvm_opts += ('-Dcassandra.replace_address_first_boot=%s'
+                              % replace,)
         node = cassandra_node.LocalNode(self.conf, spec)
         wrapper = None
         if flavor.cpu:

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The ``nova`` compute driver: a cluster's servers through openstacksdk.
 
 Every server carries the cluster in its metadata (``base.CLUSTER_TAG``) and, at
@@ -146,6 +157,20 @@ class NovaDriver(base.ComputeDriver):
 
     name = 'nova'
 
+    @property
+    def supports_replace(self) -> bool:
+        """True when ``[nova] user_data_file`` passes ``${replace_address}``
+        on to the image's Cassandra (``replace_address_first_boot``).
+        """
+        path = self.opts.user_data_file
+        if not path:
+            return False
+        try:
+            with open(path) as f:
+                return '${replace_address}' in f.read()
+        except OSError:
+            return False
+
     def __init__(self, conf, connection: Any = None,
                  project_id: str | None = None,
                  trust_id: str | None = None) -> None:
@@ -165,7 +190,8 @@ class NovaDriver(base.ComputeDriver):
     @property
     def project_id(self) -> str | None:
         """The project a trust-scoped driver acts in (None: the [nova]
-        credentials' own)."""
+        credentials' own).
+        """
         return self._project_id
 
     def scoped(self, project_id: str | None,
@@ -223,7 +249,8 @@ class NovaDriver(base.ComputeDriver):
 
     def _check_trust(self) -> None:
         """Re-authenticate a trust-scoped session when its token ran out;
-        TrustError when Keystone no longer accepts the trust."""
+        TrustError when Keystone no longer accepts the trust.
+        """
         if self._session is None:
             return
         try:
@@ -387,7 +414,8 @@ class NovaDriver(base.ComputeDriver):
 
     def check_quota(self, flavor: str, count: int) -> None:
         """QuotaExceeded naming the resource when ``count`` servers of
-        ``flavor`` exceed what the project has left."""
+        ``flavor`` exceed what the project has left.
+        """
         if count <= 0:
             return
         flavor_obj = self._flavor(flavor)
@@ -424,7 +452,8 @@ class NovaDriver(base.ComputeDriver):
                 template, name=name, flavor=flavor, cluster=cluster_id or '',
                 cluster_name=metadata.get('cluster_name') or (
                     'elastman-%s' % cluster_id if cluster_id else name),
-                seeds=','.join(seeds))
+                seeds=','.join(seeds),
+                replace_address=metadata.get(base.REPLACE_ADDRESS, ''))
         if user_data is None:
             return None
         return base64.b64encode(user_data.encode()).decode()
@@ -536,10 +565,11 @@ class NovaDriver(base.ComputeDriver):
             servers.append(self._to_server(s))
         return servers
 
-    def find_servers(self, addresses: Iterable[str]) -> dict[str,
-                                                            base.Server]:
+    def find_servers(self, addresses: Iterable[str]
+                     ) -> dict[str, base.Server]:
         """Every server of the project (made by elastman or not) with one of
-        ``addresses``, by that address."""
+        ``addresses``, by that address.
+        """
         wanted = set(addresses)
         with self._errors('listing servers'):
             found = self._call(
@@ -576,13 +606,24 @@ class NovaDriver(base.ComputeDriver):
                 return
             raise
 
+    def live_migrate(self, server_id: str, host: str | None = None) -> None:
+        """Ask Nova to live-migrate the server (to ``host``, or where its
+        scheduler decides); returns once Nova accepted the request.
+        """
+        LOG.info('Live-migrating server %s', server_id)
+        with self._errors('live-migrating server %s' % server_id):
+            self._call(self.conn.compute.live_migrate_server, server_id,
+                       host=host, block_migration='auto',
+                       idempotent=False)
+
     def wait_for_state(self, server_id: str, statuses: Iterable[str] | str,
                        timeout: float | None = None,
                        interval: float | None = None,
                        fail_on: Iterable[str] = (base.ERROR,)) -> base.Server:
         """As the base class; timeouts default to [nova] boot_timeout (or
         delete_timeout when waiting for DELETED), and an ERROR caused by the
-        scheduler finding no host raises NoValidHost."""
+        scheduler finding no host raises NoValidHost.
+        """
         wanted = {statuses} if isinstance(statuses, str) else set(statuses)
         if timeout is None:
             timeout = (self.opts.delete_timeout if wanted == {base.DELETED}
@@ -657,7 +698,8 @@ def _addresses(server: Any) -> list[tuple[str, str]]:
 
 def _address(server: Any) -> str | None:
     """The address to reach the node at: access IPv4, else the first fixed
-    IPv4, else any IPv4, else any address."""
+    IPv4, else any IPv4, else any address.
+    """
     if getattr(server, 'access_ipv4', None):
         return server.access_ipv4
     entries = [a for addrs in (server.addresses or {}).values()

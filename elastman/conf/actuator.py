@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[actuator] options of elastman-actuator."""
 from oslo_config import cfg
 
@@ -17,6 +28,11 @@ actuator_opts = [
     cfg.IntOpt('join_timeout', default=900, min=1,
                help='Seconds a new Cassandra node may take to bootstrap '
                     'and show as UN.'),
+    cfg.IntOpt('credentials_grace', default=60, min=0,
+               help='Seconds a new node may refuse its cluster\'s '
+                    'credentials before they count as wrong and the action '
+                    'fails (a starting node sets up its roles only after it '
+                    'answers).'),
     cfg.IntOpt('decommission_timeout', default=3600, min=10,
                help='Seconds a decommission may take before the action '
                     'fails (the node then stays in the cluster).'),
@@ -27,28 +43,33 @@ actuator_opts = [
     cfg.IntOpt('forecast_max_age', default=900, min=10,
                help='Seconds after which a stored forecast is too old to '
                     'act on; the decision then uses the current workload.'),
+    cfg.IntOpt('sample_max_age', default=180, min=1,
+               help='Seconds after which a node\'s newest sample is too old '
+                    'to decide on: the node then counts as unknown (it does '
+                    'not block a scale-out, it blocks a scale-in) and the '
+                    'latency guard leaves it out. About three monitor '
+                    'sampling intervals.'),
     cfg.IntOpt('interference_max_age', default=120, min=1,
                help='Seconds after which a compute host agent\'s '
                     'interference report of a VM is too old to use; the '
                     'VM then counts as free of interference when the '
                     'decision picks which node to remove.'),
+    cfg.BoolOpt('live_migrate_on_escalation', default=False,
+                help='Carry out the live migration a host agent recommends '
+                     'when its escalation ladder runs out (the server it '
+                     'names, to a host Nova\'s scheduler picks). Off, the '
+                     'recommendation is only recorded with the host\'s '
+                     'details, where the hosts API shows it.'),
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
-    cfg.StrOpt('crash_after_step', default='', advanced=True,
-               choices=('', 'planned', 'creating', 'creating:server',
-                        'joining', 'cleaning', 'decommissioning',
-                        'decommissioning:leaving', 'deleting',
-                        'deleting:server', 'done'),
-               help='Testing only: exit the process at once (as a kill '
-                    'would) when an action reaches this point, to prove '
-                    'that a restarted actuator finishes or rolls back the '
-                    'action. A step name is the moment right after the '
-                    'journal records that step; "creating:server" is right '
-                    'after the compute driver returned a new server (before '
-                    'the journal lists it), "decommissioning:leaving" while '
-                    'a node streams its data away, "deleting:server" after '
-                    'a server was deleted but before its node row. Empty '
-                    'disables it.'),
+    cfg.IntOpt('backoff_base', default=300, min=0,
+               help='Seconds a cluster waits after a failed action before '
+                    'the next action of that kind; doubled for each further '
+                    'failure in a row with the same failure code '
+                    '(no_valid_host, quota, join_timeout, ...), up to '
+                    'backoff_max. 0 disables the back-off.'),
+    cfg.IntOpt('backoff_max', default=7200, min=0,
+               help='Longest back-off after failed actions, in seconds.'),
 ]
 
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[local_cloud] options: the ``local`` compute driver.
 
 A local "server" is one Cassandra process on a loopback address; a flavour is
@@ -54,6 +65,14 @@ local_cloud_opts = [
                help='CFS period for the quotas, in microseconds.'),
     cfg.ListOpt('jvm_options', default=['-Dcassandra.ring_delay_ms=5000'],
                 help='Extra JVM options of every local server.'),
+    cfg.StrOpt('tls_keystore',
+               help='PKCS12 key store with the key and certificate chain '
+                    'every local server presents when its cluster asks for '
+                    'TLS (server metadata cassandra_client_tls or '
+                    'cassandra_jmx_tls), as an image would carry them. '
+                    'Unset: such servers cannot be created.'),
+    cfg.StrOpt('tls_keystore_password', secret=True,
+               help='Password of [local_cloud] tls_keystore.'),
 ]
 
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[monitor] options of elastman-monitor."""
 from oslo_config import cfg
 
@@ -8,6 +19,14 @@ monitor_group = cfg.OptGroup('monitor', title='Monitor options',
 monitor_opts = [
     cfg.IntOpt('sampling_interval', default=60, min=1,
                help='Seconds between two workload/latency samples of a node.'),
+    cfg.StrOpt('metrics_source', default='jmx',
+               help='Where per-node rates, sizes and latency percentiles '
+                    'are read: a driver of the elastman.monitor.sources '
+                    'namespace. "jmx": Cassandra\'s metrics over JMX, '
+                    'percentiles over exactly each interval; "prometheus": '
+                    'a Prometheus server scraping the nodes\' JMX exporters '
+                    '([prometheus] options). Either way, a node the source '
+                    'cannot read is counted from the CQL virtual tables.'),
     cfg.FloatOpt('jmx_timeout', default=5.0, min=0.5,
                  help='Seconds one JMX query of a node may take before the '
                       'node counts as not answering this round.'),
@@ -29,6 +48,23 @@ monitor_opts = [
                      'agents\' bus probe ([hostagent] probe = bus) protects. '
                      'Only nodes whose compute host is known (Nova servers '
                      'seen with admin rights) are fed.'),
+    cfg.IntOpt('dead_after_missed', default=2, min=1,
+               help='Samples in a row a node may miss (no answer) before '
+                    'its live peers are asked whether it is dead; with '
+                    'their confirmation (dead_confirmations) the node is '
+                    'marked DEAD, at most this many sampling intervals '
+                    'after it stopped answering.'),
+    cfg.IntOpt('dead_confirmations', default=2, min=1,
+               help='Live peers that must see a node DN in "nodetool '
+                    'status" (and none see it up) before it is marked '
+                    'DEAD; all live peers when fewer are left. A node with '
+                    'no live peer is never marked DEAD.'),
+    cfg.IntOpt('interference_max_age', default=120, min=1,
+               help='Seconds after which the newest interference report of '
+                    'a node\'s compute host is too old to go into the '
+                    'node\'s sample (extra interference_index, the capacity '
+                    'model\'s interference feature). Without a fresh report '
+                    'the sample carries no index.'),
 ]
 
 

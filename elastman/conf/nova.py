@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[nova] options: the ``nova`` compute driver (openstacksdk).
 
 Authentication is either a cloud of ``clouds.yaml`` (``cloud``) or keystoneauth
@@ -73,11 +84,15 @@ nova_opts = [
     cfg.StrOpt('user_data_file', default='',
                help='cloud-init user data template for new servers, read at '
                     'each boot; ${name}, ${flavor}, ${cluster}, '
-                    '${cluster_name} and ${seeds} (comma-separated seed '
+                    '${cluster_name}, ${seeds} (comma-separated seed '
                     'addresses, empty for the first node of a new cluster) '
-                    'are substituted. etc/elastman/cassandra-user-data.yaml '
-                    'is one for an image with Cassandra installed. Empty: no '
-                    'user data.'),
+                    'and ${replace_address} (the dead node a replacement '
+                    'takes over, for cassandra.replace_address_first_boot; '
+                    'empty otherwise; a template without it makes elastman '
+                    'heal by removenode and a scale-out) are substituted. '
+                    'etc/elastman/cassandra-user-data.yaml is one for an '
+                    'image with Cassandra installed. The actuator may pass '
+                    'user data of its own instead. Empty: no user data.'),
     cfg.StrOpt('user_data_seeds_key', default='elastman_seeds',
                help='Metadata key whose value gives ${seeds} when the caller '
                     'passes no seeds (it is not stored on the server).'),
@@ -114,7 +129,8 @@ def register_opts(conf):
 
 def _password_opts():
     """The password plugin's options, for the sample: keystoneauth marks
-    auth-url required, yet a clouds.yaml cloud or another plugin needs none."""
+    auth-url required, yet a clouds.yaml cloud or another plugin needs none.
+    """
     opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
     for opt in opts:
         opt.required = False

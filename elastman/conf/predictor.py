@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[predictor] options of elastman-predictor."""
 
 from oslo_config import cfg
@@ -68,6 +79,16 @@ predictor_opts = [
         help='Smallest weight a forecaster keeps, relative to the '
         'heaviest one after renormalisation, so it can be chosen '
         'again soon after the workload changes shape.',
+    ),
+    cfg.FloatOpt(
+        'quantile',
+        default=0.9,
+        min=0.5,
+        max=0.999,
+        help='Level of the upper bound each forecast carries: the bound '
+        'on the highest value within each lead is learnt online so that '
+        'the actual peak stays below it in this fraction of the rounds.  '
+        'A scaling policy with plan_on=quantile plans on it.',
     ),
     cfg.IntOpt(
         'history_window',

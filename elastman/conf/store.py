@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[store] options: elastman's own Cassandra keyspace."""
 from oslo_config import cfg
 
@@ -31,10 +42,20 @@ store_opts = [
                  help='Seconds to wait for a connection to a store node.'),
     cfg.FloatOpt('request_timeout', default=10.0, min=0.1,
                  help='Seconds to wait for one CQL request.'),
+    cfg.FloatOpt('reconnect_max_delay', default=30.0, min=1.0,
+                 help='Longest wait, in seconds, between two attempts to '
+                      'reconnect to a store node the driver saw go down '
+                      '(the waits grow from 1 s): after a store restart the '
+                      'workers are back within about this long.'),
     cfg.IntOpt('connect_retries', default=3, min=1,
                help='Attempts to connect to the store before giving up.'),
     cfg.IntOpt('page_size', default=500, min=1,
                help='Rows fetched per page when reading large results.'),
+    cfg.IntOpt('concurrency', default=64, min=1,
+               help='Requests a worker keeps in flight at once when it '
+                    'reads or writes many rows of one kind (the latest '
+                    'samples of a cluster\'s nodes, the capacity cells a '
+                    'trainer round changed).'),
     cfg.IntOpt('sample_ttl', default=7 * 24 * 3600, min=60,
                help='Seconds a workload sample is kept before Cassandra '
                     'expires it.'),

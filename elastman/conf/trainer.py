@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """[trainer] options of elastman-trainer (defaults of the capacity model)."""
 from oslo_config import cfg
 
@@ -36,6 +47,17 @@ trainer_opts = [
     cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
                 help='Feature plug-ins (namespace elastman.features) that '
                      'span the model space, in order.'),
+    cfg.StrOpt('interference_feature', default='auto',
+               choices=[('auto', 'add interference_index to the features '
+                         'of a cluster once its samples carry it (the host '
+                         'agents report its nodes)'),
+                        ('never', 'only the features listed in features')],
+               help='Whether the host agents\' interference index becomes a '
+                    'dimension of the capacity model (Hubbub-Scale). With '
+                    'auto, the first sample of a cluster that carries '
+                    'interference_index adds the feature for good: the '
+                    'cluster\'s cells restart once, and from then on a '
+                    'sample without the index is not learnt from.'),
     cfg.DictOpt('granularity',
                 default={'read_rate': '100', 'write_rate': '100',
                          'data_size': '512', 'interference_index': '0.1'},

@@ -1,5 +1,16 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The live evaluation: elastman scaling a real local Cassandra cluster under
-a YCSB workload schedule (seed 000, Ch. 3.4, Figs. 3.14/3.15).
+a YCSB workload schedule (OnlineElastMan, Sec. 3.4, Figs. 3.14/3.15).
 
 ``elastman-manage evaluate SCENARIO.yaml`` starts a store node and
 elastman-all (a subprocess with a generated configuration), creates a managed
@@ -70,7 +81,8 @@ def write_config(path: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
 
 def make_conf(path: str) -> cfg.ConfigOpts:
     """A private ConfigOpts with every elastman option, read from ``path``
-    (the harness's own view of the store and the local cloud)."""
+    (the harness's own view of the store and the local cloud).
+    """
     import importlib
     import pkgutil
 
@@ -111,6 +123,8 @@ class Harness:
         self.results: list[ycsb.PhaseResult] = []
         self.t0: float | None = None
         self.restarts = 0
+        self.current: tuple[ycsb.Phase, float] | None = None
+        self.ended_early: set[str] = set()
 
     # -- set-up --------------------------------------------------------------
     def configure(self) -> None:
@@ -138,9 +152,9 @@ class Harness:
 
     def start_store(self) -> None:
         from elastman.cassandra import node as cassandra_node
+        from elastman import store as em_store
         from elastman.store import connection
         from elastman.store import schema
-        from elastman import store as em_store
 
         spec = cassandra_node.NodeSpec(
             name='eval-store', base_dir=os.path.join(self.state, 'store'),
@@ -173,7 +187,8 @@ class Harness:
 
     def create_cluster(self) -> None:
         """A managed cluster in the store plus a journalled 'create'
-        request: the actuator of elastman-all creates its nodes."""
+        request: the actuator of elastman-all creates its nodes.
+        """
         s = self.scenario
         spec = {'mode': 'managed', 'flavor': s.flavor, 'image': 'local',
                 'size': s.size, 'cql_port': 9042, 'jmx_port': 7199}
@@ -213,7 +228,8 @@ class Harness:
 
     def check_elastman(self) -> None:
         """Restart elastman-all if it died (it resumes from the journal),
-        up to ``MAX_RESTARTS`` times."""
+        up to ``MAX_RESTARTS`` times.
+        """
         if self.elastman is None or self.elastman.poll() is None:
             return
         if self.restarts >= MAX_RESTARTS:
@@ -241,6 +257,8 @@ class Harness:
             if self.runner.stopped:
                 return
             start = time.time()
+            with self.lock:
+                self.current = (phase, start)
             result = self.runner.run(phase, on_status=self._on_status)
             with self.lock:
                 self.results.append(result)
@@ -254,11 +272,34 @@ class Harness:
             self.node_polls.append((time.time(), serving, len(nodes)))
         return serving, len(nodes)
 
+    def check_until(self) -> None:
+        """End the running phase once an action of the kind it waits for
+        (its ``until``), started during the phase, has completed.
+        """
+        with self.lock:
+            current = self.current
+        if current is None:
+            return
+        phase, started = current
+        event = self.scenario.until.get(phase.name)
+        if event is None or phase.name in self.ended_early:
+            return
+        for action in self.store.actions.list(self.cluster_id, limit=20):
+            done = action.get('updated_at')
+            begun = rec.epoch(action.get('created_at')) or 0.0
+            if (action['kind'] == event and action['state'] == 'SUCCEEDED'
+                    and done is not None and begun >= started):
+                self.ended_early.add(phase.name)
+                self.echo('%s done at %.1f min: phase %s ends here' % (
+                    event, (rec.epoch(done) - self.t0) / scen.MINUTE,
+                    phase.name))
+                self.runner.end_phase()
+                return
+
     def progress_line(self, now: float) -> str:
         offset = now - self.t0
-        phase = next((p for a, b, p in scen.schedule(self.scenario)
-                      if a <= offset < b), None)
         with self.lock:
+            phase = self.current[0] if self.current else None
             recent = [s for w, s in self.intervals if w >= now - 30]
             serving, total = self.node_polls[-1][1:] if self.node_polls \
                 else (0, 0)
@@ -315,6 +356,10 @@ class Harness:
         while thread.is_alive():
             self.check_elastman()
             self.poll_nodes()
+            try:
+                self.check_until()
+            except Exception:
+                LOG.exception('cannot check the action journal')
             now = time.time()
             if now >= next_print:
                 self.echo(self.progress_line(now))
@@ -548,12 +593,14 @@ def _command(args: Any = None) -> int:
         scenario = scenario.held_static()
     if args.dry_run:
         for start, end, p in scen.schedule(scenario):
+            until = scenario.until.get(p.name)
             print('%6.1f-%6.1f min %-14s target %5d ops/s read %.2f update '
-                  '%.2f %d x %d B' % (start / scen.MINUTE,
-                                      end / scen.MINUTE, p.name,
-                                      p.target, p.read_proportion,
-                                      p.update_proportion, p.fieldcount,
-                                      p.fieldlength))
+                  '%.2f %d x %d B%s' % (
+                      start / scen.MINUTE, end / scen.MINUTE, p.name,
+                      p.target, p.read_proportion, p.update_proportion,
+                      p.fieldcount, p.fieldlength,
+                      ' (or until a %s has completed)' % until
+                      if until else ''))
         return 0
     out = args.out or 'evaluation-%s-%s' % (
         scenario.name, time.strftime('%Y%m%d-%H%M%S'))

@@ -1,6 +1,18 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Records of a live evaluation: per-minute series, decisions with their
-forecasts and models, actions, the summary and the figure (seed 000,
-Figs. 3.14/3.15)."""
+forecasts and models, actions, the summary and the figure (OnlineElastMan,
+Figs. 3.14/3.15).
+"""
 from __future__ import annotations
 
 import csv
@@ -81,6 +93,9 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
     """One row per minute since ``t0``: workload, nodes, latency, actions."""
     plan = schedule(scenario)
     end = max([t0 + scenario.duration_s] + [b for _, b, _ in windows])
+    if scenario.until and windows:
+        # phases that end on an event: the run is as long as they were
+        end = max(b for _, b, _ in windows)
     minutes = int(math.ceil((end - t0) / MINUTE - 1e-9))
     rows = []
     for m in range(minutes):
@@ -100,8 +115,8 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
                           if s['ops']['READ'].get('count')), default=None)
         node_states = [(n, t) for w, n, t in polls if a <= w < b]
         minute_samples = [s for s in samples
-                          if a <= (epoch(s['ts']) or 0) < b and
-                          s.get('up') is not False]
+                          if a <= (epoch(s['ts']) or 0) < b
+                          and s.get('up') is not False]
         srv = _server_latency(minute_samples)
         acts = []
         for act in actions:
@@ -129,7 +144,8 @@ def minute_rows(t0: float, scenario: Scenario, windows, intervals, polls,
 def _server_latency(samples: list[dict]) -> dict[str, Any]:
     """Per-minute server view from node samples: the cluster's request
     rates (node rates averaged over the minute's samples and summed) and the
-    read p99 (reads-weighted mean and max over the nodes' samples)."""
+    read p99 (reads-weighted mean and max over the nodes' samples).
+    """
     by_node: dict[str, list[dict]] = {}
     for s in samples:
         by_node.setdefault(s['node_id'], []).append(s)
@@ -190,8 +206,8 @@ def decision_rows(t0: float, decisions: list[dict]) -> list[dict[str, Any]]:
         fc = inputs.get('forecast') or {}
         at = epoch(d['ts'])
         ages = []
-        row = {'time': datetime.datetime.fromtimestamp(
-                   at, datetime.timezone.utc).strftime('%H:%M:%S'),
+        clock = datetime.datetime.fromtimestamp(at, datetime.timezone.utc)
+        row = {'time': clock.strftime('%H:%M:%S'),
                'minute': round((at - t0) / MINUTE, 2),
                'kind': rec.get('kind') or d.get('action'),
                'count': rec.get('count'), 'flavor': rec.get('flavor'),
@@ -227,7 +243,8 @@ def decision_rows(t0: float, decisions: list[dict]) -> list[dict[str, Any]]:
 
 def _vm_numbers(vm: Mapping[str, Any]) -> str:
     """``node:load/target/capacity`` of one VM in a decision (req/s; the
-    target is the capacity less the headroom, what the load is held to)."""
+    target is the capacity less the headroom, what the load is held to).
+    """
     def number(key: str) -> str:
         value = vm.get(key)
         if value is None or not math.isfinite(float(value)):
@@ -252,11 +269,11 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
         'scenario': scenario.name, 'slo_ms': scenario.slo_ms,
         'minutes': len(rows),
         'violation_minutes': sum(r['violation'] for r in rows),
-        'violation_pct': 100.0 * sum(r['violation'] for r in rows) /
-        max(len(measured), 1),
+        'violation_pct': (100.0 * sum(r['violation'] for r in rows)
+                          / max(len(measured), 1)),
         'client_violation_minutes': sum(
-            1 for r in rows if (r['client_read_p99_ms'] or 0) >
-            scenario.slo_ms),
+            1 for r in rows
+            if (r['client_read_p99_ms'] or 0) > scenario.slo_ms),
         'vm_hours': node_minutes / 60.0,
         'min_nodes': min((r['nodes'] for r in rows
                           if r['nodes'] is not None), default=None),
@@ -283,8 +300,9 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
 # -- figure -----------------------------------------------------------------
 
 def plot(path: str, scenario: Scenario, rows, actions) -> None:
-    """Workload, nodes and p99 against time with the SLO line (like seed
-    000, Figs. 3.14 and 3.15)."""
+    """Workload, nodes and p99 against time with the SLO line (like
+    OnlineElastMan, Figs. 3.14 and 3.15).
+    """
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -296,8 +314,8 @@ def plot(path: str, scenario: Scenario, rows, actions) -> None:
                ls='--', lw=1, label='YCSB target')
     ax[0].plot(t, [r['client_ops'] for r in rows], color='black', lw=1.2,
                label='client ops/s')
-    ax[0].plot(t, [(r['server_reads_per_s'] or 0) +
-                   (r['server_writes_per_s'] or 0) for r in rows],
+    ax[0].plot(t, [(r['server_reads_per_s'] or 0)
+                   + (r['server_writes_per_s'] or 0) for r in rows],
                color='tab:blue', lw=0.9, label='served (monitor)')
     ax[0].set_ylabel('ops/s')
     ax[0].legend(fontsize=8, loc='upper left')

@@ -1,9 +1,23 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Scenario files of the live evaluation (``scenarios/*.yaml``).
 
 A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
 policy and elastman settings for the run, and the YCSB phases: each with a
 duration, a target throughput (or a ``[from, to]`` ramp in steps), a
-read/update mix and a record size, as in seed 000, Table 3.1.
+read/update mix and a record size, as in OnlineElastMan, Table 3.1. A phase
+with ``until: scale_out`` (or ``scale_in``) ends as soon as such an action,
+started during the phase, has completed; its duration is then the most it
+may last.
 """
 from __future__ import annotations
 
@@ -28,7 +42,9 @@ DEFAULT_POLICY = {'slo_metric': 'read_p99_ms', 'min_size': 3, 'max_size': 6,
                   'cooldown_s': 120, 'warmup_s': 600, 'dry_run': False}
 PHASE_KEYS = {'name', 'minutes', 'seconds', 'target', 'steps', 'read',
               'update', 'insert', 'fieldcount', 'fieldlength', 'threads',
-              'distribution'}
+              'distribution', 'until'}
+#: What a phase may wait for (``until``): a completed action of that kind.
+UNTIL_EVENTS = ('scale_out', 'scale_in')
 
 
 class ScenarioError(ValueError):
@@ -58,6 +74,8 @@ class Scenario:
     consistency: str = 'ONE'
     replication_factor: int = 3
     load: ycsb.Phase | None = None
+    #: phase name -> the action kind that ends it early (``until``)
+    until: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def duration_s(self) -> float:
@@ -65,7 +83,8 @@ class Scenario:
 
     def scaling_policy(self) -> dict[str, Any]:
         """What the API would store: its defaults, the evaluation's, then
-        the scenario's."""
+        the scenario's.
+        """
         policy = dict(schemas.POLICY_DEFAULTS)
         policy.update(DEFAULT_POLICY, slo_threshold_ms=self.slo_ms,
                       flavors=[self.flavor])
@@ -75,7 +94,8 @@ class Scenario:
     def held_static(self) -> 'Scenario':
         """The same run with the cluster held at its initial size: the
         baseline an elastic run is compared with. elastman still samples,
-        trains, forecasts and records its decisions (a dry run)."""
+        trains, forecasts and records its decisions (a dry run).
+        """
         policy = dict(self.policy, min_size=self.size, max_size=self.size,
                       dry_run=True)
         return dataclasses.replace(self, name='%s-static' % self.name,
@@ -151,11 +171,20 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     raw_phases = data.get('phases')
     if not raw_phases or not isinstance(raw_phases, list):
         raise ScenarioError('phases: a non-empty list is required')
-    phases = []
+    phases, until = [], {}
     for i, raw in enumerate(raw_phases):
         if not isinstance(raw, Mapping):
             raise ScenarioError('phase %d is not a mapping' % (i + 1))
-        phases.extend(_expand(raw, defaults, i))
+        expanded = _expand(raw, defaults, i)
+        if raw.get('until') is not None:
+            if raw['until'] not in UNTIL_EVENTS:
+                raise ScenarioError('phase %s: until must be one of %s' % (
+                    expanded[0].name, ', '.join(UNTIL_EVENTS)))
+            if len(expanded) != 1:
+                raise ScenarioError('phase %s: a ramp cannot have until'
+                                    % expanded[0].name)
+            until[expanded[0].name] = raw['until']
+        phases.extend(expanded)
     names = [p.name for p in phases]
     if len(set(names)) != len(names):
         raise ScenarioError('phase names must be unique')
@@ -190,7 +219,7 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
                       (data.get('elastman') or {}).items()},
             recordcount=int(work.get('recordcount', 10000)),
             consistency=str(work.get('consistency', 'ONE')).upper(),
-            load=load, **cluster)
+            load=load, until=until, **cluster)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(str(exc))
     if scenario.slo_ms <= 0 or scenario.size < 1 or scenario.recordcount < 1:

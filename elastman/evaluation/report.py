@@ -1,11 +1,22 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Run every policy on the same simulated trace and report side by side.
 
 Per policy: SLO-violation minutes (and % of the run), VM-hours, VM-hours
-relative to the oracle, number of actions, and the utility of seed 002,
-Ch. 5.8: ``U = VM_hours + penalty * violation_hours`` over a range of
+relative to the oracle, number of actions, and the utility of Hubbub-Scale
+(Sec. 5.8): ``U = VM_hours + penalty * violation_hours`` over a range of
 penalties. Writes ``summary.csv``, ``utility.csv``, ``timeseries.csv``,
 ``actions.csv`` and ``report.png`` (VMs and p99 against time with the SLO
-line, like seed 000, Figs. 3.14/3.15). Same seed, same bytes.
+line, like OnlineElastMan, Figs. 3.14/3.15). Same seed, same bytes.
 
     python -m elastman.evaluation.report --trace weekly --nodes 1000 --days 7 \\
         --seed 1 --out /tmp/sim
@@ -186,9 +197,11 @@ def format_table(rows: list[dict]) -> str:
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--trace', default='weekly',
-                    help='shipped trace name (paper, weekly), ramp, or a CSV path')
-    ap.add_argument('--nodes', type=int, default=1000,
-                    help='scale: the peak needs about this many nominal VMs')
+                    help='trace name (%s) or a CSV path; with --sweep a comma-separated '
+                         'list or "all"' % ', '.join(tr.ALL))
+    ap.add_argument('--nodes', default='1000',
+                    help='scale: the peak needs about this many nominal VMs; with '
+                         '--sweep a comma-separated list')
     ap.add_argument('--days', type=float, default=None,
                     help='length (default: the trace file length)')
     ap.add_argument('--seed', type=int, default=1)
@@ -198,16 +211,47 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--penalties', default=','.join('%g' % p for p in DEFAULT_PENALTIES),
                     help='utility penalties, VM-hours per hour of SLO violation')
     ap.add_argument('--no-png', action='store_true')
+    ap.add_argument('--sweep', action='store_true',
+                    help='run every policy over its main knob and write the frontiers '
+                         '(violation %% against VM-hours / oracle) per trace and size')
+    ap.add_argument('--values', action='append', default=[], metavar='POLICY=V1,V2,...',
+                    help='with --sweep: the knob values of a policy (default: its own)')
+    ap.add_argument('--jobs', type=int, default=1,
+                    help='with --sweep: runs in parallel (processes)')
 
 
 def run_args(args: argparse.Namespace) -> int:
+    if args.sweep:
+        return run_sweep(args)
+    try:
+        nodes = int(args.nodes)
+    except ValueError:
+        raise SystemExit('--nodes %r: one integer (a list only with --sweep)' % args.nodes)
     t0 = time.monotonic()
-    rows = report(args.trace, args.nodes, args.days, args.seed, args.out,
+    rows = report(args.trace, nodes, args.days, args.seed, args.out,
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
                   png=not args.no_png)
     print(format_table(rows))
+    print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
+    return 0
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from elastman.evaluation import sweep
+
+    t0 = time.monotonic()
+    names = [n.strip() for n in args.policies.split(',') if n.strip()]
+    try:
+        rows = sweep.run(sweep.trace_names(args.trace), sweep.sizes(args.nodes), names,
+                         args.days, args.seed, sweep.parse_values(args.values),
+                         max(1, args.jobs),
+                         progress=lambda m: print(m, file=sys.stderr, flush=True))
+    except ValueError as e:
+        raise SystemExit('simulate --sweep: %s' % e)
+    sweep.write(args.out, rows, png=not args.no_png)
+    print(sweep.format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A discrete-time model of a Cassandra cluster under a scaling policy.
 
 One step is one minute. Each VM has a capacity surface: utilisation
@@ -25,12 +36,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import zlib
 from typing import Any, Sequence
+import zlib
 
 import numpy as np
 
-from elastman.evaluation.traces import Hardware, Trace
+from elastman.evaluation.traces import Hardware
+from elastman.evaluation.traces import Trace
 
 JOINING, SERVING, LEAVING, GONE = 1, 2, 3, 0
 BLOCK = 1024
@@ -385,7 +397,8 @@ class SimCluster:
 
 def aggregate_p99(p99: np.ndarray, weight: np.ndarray, iters: int = 24) -> float:
     """99th percentile of a mixture of exponential tails ``P(L > x) =
-    0.01^(x / p99_i)`` weighted by ``weight`` (bisection in log space)."""
+    0.01^(x / p99_i)`` weighted by ``weight`` (bisection in log space).
+    """
     if p99.size == 0:
         return math.inf
     lo, hi = math.log(float(p99.min())), math.log(float(p99.max()))

@@ -1,9 +1,20 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The YCSB workload driver of the live evaluation.
 
 Runs YCSB 0.17.0 (``site.ycsb.Client``) with elastman's Cassandra binding
 (``tools/ycsb``, built by ``tools/install.sh --ycsb``) one phase at a time:
 each phase has a target throughput (``-target``), a read/update mix and a
-record size (``fieldcount`` x ``fieldlength``), as in seed 000, Table 3.1.
+record size (``fieldcount`` x ``fieldlength``), as in OnlineElastMan, Table 3.1.
 YCSB's periodic status lines (interval percentiles) and its final report
 (throughput, per-operation latency percentiles) are parsed into per-phase
 results that can be written as CSV and JSON.
@@ -64,8 +75,8 @@ class Phase:
     distribution: str = 'uniform'
 
     def __post_init__(self) -> None:
-        total = (self.read_proportion + self.update_proportion +
-                 self.insert_proportion)
+        total = (self.read_proportion + self.update_proportion
+                 + self.insert_proportion)
         if min(self.read_proportion, self.update_proportion,
                self.insert_proportion) < 0 or total > 1.0 + 1e-9 or total <= 0:
             raise ValueError('phase %s: proportions must be >= 0 and sum to '
@@ -207,9 +218,9 @@ def classpath(target: Target) -> str:
 
 def properties(target: Target, phase: Phase) -> dict[str, str]:
     """The YCSB properties of one phase."""
-    scan = max(0.0, round(1.0 - phase.read_proportion -
-                          phase.update_proportion -
-                          phase.insert_proportion, 6))
+    scan = max(0.0, round(1.0 - phase.read_proportion
+                          - phase.update_proportion
+                          - phase.insert_proportion, 6))
     return {
         'workload': 'site.ycsb.workloads.CoreWorkload',
         'table': target.table,
@@ -266,7 +277,8 @@ def write_properties(path: str, props: Mapping[str, str]) -> str:
 
 def ensure_schema(target: Target, fieldcount: int) -> None:
     """Create the keyspace and the table (key + ``fieldcount`` blob columns)
-    if they do not exist; add missing field columns if they do."""
+    if they do not exist; add missing field columns if they do.
+    """
     from cassandra.cluster import Cluster
 
     from cassandra.policies import RoundRobinPolicy
@@ -367,6 +379,13 @@ class Runner:
                 proc.kill()
                 proc.wait()
 
+    def end_phase(self) -> None:
+        """End the running phase now; the next one starts as planned."""
+        with self._lock:
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+
     @property
     def stopped(self) -> bool:
         return self._stopped.is_set()
@@ -375,7 +394,8 @@ class Runner:
             on_status: Callable[[Phase, float, dict], None] | None = None,
             extra: Mapping[str, str] | None = None) -> PhaseResult:
         """Run one phase to its end; ``on_status(phase, wall_time, status)``
-        is called for every status line."""
+        is called for every status line.
+        """
         if self.stopped:
             raise YcsbError('the runner was stopped')
         props = properties(self.target, phase)
@@ -426,7 +446,8 @@ class Runner:
 
     def load(self, phase: Phase) -> PhaseResult:
         """Insert ``recordcount`` records (the phase gives size, threads and
-        target)."""
+        target).
+        """
         ensure_schema(self.target, phase.fieldcount)
         return self.run(phase, mode='load')
 
@@ -434,7 +455,8 @@ class Runner:
 def write_results(results: Iterable[PhaseResult], csv_path: str,
                   json_path: str | None = None) -> None:
     """Per-phase results as CSV (one row a phase) and, optionally, JSON
-    (with the full parsed report and the status intervals)."""
+    (with the full parsed report and the status intervals).
+    """
     results = list(results)
     with open(csv_path, 'w', newline='') as f:
         writer = csv.DictWriter(f, fieldnames=RESULT_FIELDS)

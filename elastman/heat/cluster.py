@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """OS::Elastman::Cluster: a Cassandra cluster managed by elastman.
 
 Heat loads this module from ``plugin_dirs`` and calls ``resource_mapping``.
@@ -227,9 +238,8 @@ class ElastmanCluster(resource.Resource):
     def handle_update(self, json_snippet, tmpl_diff, prop_diff):
         client = self.client()
         if self.NAME in prop_diff:
-            client.update_cluster(self.resource_id,
-                                  name=prop_diff[self.NAME] or
-                                  self.physical_resource_name())
+            name = prop_diff[self.NAME] or self.physical_resource_name()
+            client.update_cluster(self.resource_id, name=name)
         if self.POLICY in prop_diff:
             policy = {k: v for k, v in (prop_diff[self.POLICY] or {}).items()
                       if v is not None}

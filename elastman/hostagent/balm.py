@@ -1,4 +1,16 @@
-"""BALM: QoS-aware memory-bandwidth allocation for multi-socket hosts (seed 001).
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""BALM: QoS-aware memory-bandwidth allocation for multi-socket hosts (see the
+references page: BALM).
 
 The controller keeps latency-critical (LC) VMs within their SLO while giving
 best-effort (BE) VMs as much memory bandwidth as it can, combining MBA
@@ -31,11 +43,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import math
-from typing import Callable, Generator, Iterable
+from typing import Callable, Generator, Iterable, Mapping
 
 from oslo_log import log as logging
 
+from elastman.cassandra import histogram
 from elastman.hostagent import bwap
+from elastman.hostagent import ladder
 from elastman.hostagent.platform import Platform
 
 LOG = logging.getLogger(__name__)
@@ -44,7 +58,7 @@ GREEN, GREY, YELLOW, RED = 'green', 'grey', 'yellow', 'red'
 RANK = {GREEN: 0, GREY: 1, YELLOW: 2, RED: 3}
 SAFE = frozenset({GREEN, GREY})
 DANGER = frozenset({YELLOW, RED})
-MODES = ('balm', 'mba', 'pgm', 'off')
+MODES = ('balm', 'mba', 'pgm', 'ladder', 'off')
 
 
 def colour_of(latency: float, slo: float, yellow: float = 0.05,
@@ -75,27 +89,40 @@ class Evaluation:
 
 
 class SloMonitor:
-    """Sliding window of latency samples per LC VM -> colours per node."""
+    """Sliding window of latency samples per LC VM -> colours per node.
+
+    Two kinds of samples: a latency value per poll (``add_sample``; the
+    window's ``pct`` percentile of those values is compared with the SLO),
+    or the histogram of the requests that completed since the previous poll
+    (``add_histogram``, Cassandra's bucket indices; the ``request_pct``
+    percentile of every request in the window is compared with the SLO, as
+    BALM's monitor keeps all the requests of the last ``window`` seconds).
+    A VM with histograms but no request in the window is idle and green.
+    """
 
     def __init__(self, window: float = 3.0, pct: float = 95.0,
                  min_samples: int = 3, yellow: float = 0.05,
-                 green: float = 0.20) -> None:
+                 green: float = 0.20, request_pct: float = 99.0) -> None:
         self.window = window
         self.pct = pct
+        self.request_pct = request_pct
         self.min_samples = min_samples
         self.yellow = yellow
         self.green = green
         self._lcs: dict[str, tuple[int, float]] = {}
         self._samples: dict[str, collections.deque] = {}
+        self._hist: dict[str, collections.deque] = {}
         self._since = -math.inf
 
     def register(self, vm: str, node: int, slo_ms: float) -> None:
         self._lcs[vm] = (node, slo_ms)
         self._samples.setdefault(vm, collections.deque())
+        self._hist.setdefault(vm, collections.deque())
 
     def unregister(self, vm: str) -> None:
         self._lcs.pop(vm, None)
         self._samples.pop(vm, None)
+        self._hist.pop(vm, None)
 
     @property
     def vms(self) -> dict[str, tuple[int, float]]:
@@ -109,9 +136,44 @@ class SloMonitor:
         while q and q[0][0] < t - self.window:
             q.popleft()
 
+    def add_histogram(self, vm: str, t: float,
+                      counts: Mapping[int, int]) -> None:
+        """The requests of one poll: ``{bucket index: count}`` (microsecond
+        buckets of Cassandra's latency histograms).
+        """
+        q = self._hist.get(vm)
+        if q is None:
+            return
+        q.append((t, counts))
+        while q and q[0][0] < t - self.window:
+            q.popleft()
+
+    def request_rate(self, vm: str, t: float) -> float | None:
+        """Reads per second in the window (histogram samples only)."""
+        polls = [c for (ts, c) in self._hist.get(vm, ()) if ts > t - self.window]
+        if not polls:
+            return None
+        return sum(sum(c.values()) for c in polls) / self.window
+
     def mark_change(self, t: float) -> None:
         """Forget samples taken before a reconfiguration at time ``t``."""
         self._since = t
+
+    def _latency(self, vm: str, lo: float) -> tuple[bool, float | None]:
+        """(enough samples, latency in ms or None when idle) since ``lo``."""
+        polls = [c for (ts, c) in self._hist.get(vm, ()) if ts > lo]
+        if polls:
+            if len(polls) < self.min_samples:
+                return False, None
+            merged: collections.Counter = collections.Counter()
+            for counts in polls:
+                merged.update(counts)
+            micros = histogram.quantile(merged, self.request_pct / 100.0)
+            return True, None if micros is None else micros / 1000.0
+        vals = [v for (ts, v) in self._samples.get(vm, ()) if ts > lo]
+        if len(vals) < self.min_samples:
+            return False, None
+        return True, percentile(vals, self.pct)
 
     def evaluate(self, t: float) -> Evaluation:
         lo = max(t - self.window, self._since)
@@ -119,11 +181,14 @@ class SloMonitor:
         lat: dict[str, float] = {}
         ready = True
         for vm, (node, slo) in self._lcs.items():
-            vals = [v for (ts, v) in self._samples.get(vm, ()) if ts > lo]
-            if len(vals) < self.min_samples:
+            enough, value = self._latency(vm, lo)
+            if not enough:
                 ready = False
                 continue
-            lat[vm] = percentile(vals, self.pct)
+            if value is None:           # idle: nothing to protect
+                per_node.setdefault(node, GREEN)
+                continue
+            lat[vm] = value
             c = colour_of(lat[vm], slo, self.yellow, self.green)
             if RANK[c] > RANK[per_node.get(node, GREEN)]:
                 per_node[node] = c
@@ -147,14 +212,36 @@ class BalmConfig:
     # colours in which phase 2 raises MBA: green only (the paper's text) is
     # more careful than grey-or-green (its pseudo-code)
     raise_on: frozenset = frozenset({GREEN})
+    # the CPU quota rung: lowest share of the placement quota, and its step
+    cpu_min: float = 0.1
+    cpu_step: float = 0.1
+    # green seconds before pages move back (None: reclaim_holdoff); the
+    # ladder waits longer for its most expensive undo
+    page_reclaim_holdoff: float | None = None
+    escalation_interval: float = 30.0
+    # enabled rungs (None: those of ``mode``, see ladder.MODE_RUNGS)
+    rungs: tuple | None = None
+
+    @property
+    def enabled(self) -> tuple[str, ...]:
+        if self.rungs is not None:
+            return ladder.ordered(self.rungs)
+        return ladder.MODE_RUNGS[self.mode]
 
     @classmethod
-    def from_conf(cls, group, mode: str = 'balm') -> 'BalmConfig':
-        return cls(mode=mode, settle_time=group.settle_time,
+    def from_conf(cls, group) -> 'BalmConfig':
+        return cls(mode=group.mode, settle_time=group.settle_time,
                    mba_min=group.mba_min, mba_step=group.mba_step,
                    max_retries=group.max_retries,
                    batch_bytes=group.migration_batch_mb * 2 ** 20,
-                   reclaim_holdoff=group.reclaim_holdoff)
+                   reclaim_holdoff=group.reclaim_holdoff,
+                   cpu_min=group.cpu_quota_min,
+                   cpu_step=group.cpu_quota_step,
+                   page_reclaim_holdoff=(group.page_reclaim_holdoff
+                                         if group.mode == 'ladder' else None),
+                   escalation_interval=group.escalation_interval,
+                   rungs=tuple(group.ladder) if group.mode == 'ladder'
+                   else None)
 
 
 class CannotFixSLOViolation(Exception):
@@ -169,10 +256,20 @@ class Stats:
     rollbacks: int = 0
     escalations: int = 0
     rounds: int = 0
+    cpu_steps: int = 0
+    repins: int = 0
+    cost_ms: float = 0.0
 
 
 class BalmController:
-    """Drive with :meth:`tick` once per poll; the BE set may change anytime."""
+    """Drive with :meth:`tick` once per poll; the BE set may change anytime.
+
+    Mode ``balm`` is the paper's controller (MBA, then page migration);
+    ``ladder`` walks every rung of :mod:`elastman.hostagent.ladder` in cost
+    order: the cheapest throttle the host has (MBA, else CPU quota) in phase
+    1, and in phase 2 a vCPU re-pin before any page is moved. ``events``
+    keeps the latest colour changes and actions with their times.
+    """
 
     def __init__(self, platform: Platform, monitor: SloMonitor,
                  config: BalmConfig | None = None,
@@ -182,14 +279,18 @@ class BalmController:
         self.cfg = config or BalmConfig()
         if self.cfg.mode not in MODES:
             raise ValueError('unknown BALM mode %r' % self.cfg.mode)
+        self.rungs = self.cfg.enabled
         self._escalate = escalate
         self.best_effort: list[str] = []
         self.stats = Stats()
         self.last: Evaluation | None = None
         self.state = 'idle'
+        self.events: collections.deque = collections.deque(maxlen=500)
         self._gen: Generator | None = None
         self._hold_yellow = False
         self._green_since: float | None = None
+        self._last_escalation = -math.inf
+        self._pin_tried: set[str] = set()
 
     # driving ---------------------------------------------------------------
     def set_best_effort(self, vms: Iterable[str]) -> None:
@@ -205,10 +306,17 @@ class BalmController:
     def _now(self) -> float:
         return self.platform.now()
 
+    def _event(self, kind: str, **info) -> None:
+        self.events.append(dict(t=self._now(), kind=kind, **info))
+
     def _poll(self) -> Generator[None, None, Evaluation]:
         """Wait one poll and evaluate."""
         yield
         ev = self.monitor.evaluate(self._now())
+        if ev.ready and (self.last is None or not self.last.ready
+                         or ev.colour != self.last.colour):
+            self._event('colour', colour=ev.colour,
+                        victims=sorted(ev.victims), latency=dict(ev.latency))
         self.last = ev
         return ev
 
@@ -259,19 +367,72 @@ class BalmController:
                     self._green_since = None
 
     def _do_escalate(self, ev: Evaluation, retries: int) -> None:
+        if self._now() - self._last_escalation < self.cfg.escalation_interval:
+            return
+        self._last_escalation = self._now()
         self.stats.escalations += 1
         info = {'reason': 'cannot fix SLO violation',
                 'victim_nodes': sorted(ev.victims), 'latency_ms': ev.latency,
                 'retries': retries,
                 'best_effort': {vm: {'mba': self.platform.get_mba(vm),
+                                     'cpu_share':
+                                         self.platform.get_cpu_share(vm),
                                      'home': self.platform.home_node(vm)}
                                 for vm in self.best_effort}}
+        if 'live_migration' in self.rungs:
+            # the last rung: move the strongest contributor off the host (or
+            # the victim itself when nothing else runs here)
+            ordered = self.order_by_bandwidth(ev.victims)
+            target = ordered[0] if ordered else (
+                sorted(ev.latency, key=ev.latency.get)[-1]
+                if ev.latency else None)
+            if target is not None:
+                info['recommendation'] = {
+                    'action': 'live_migration', 'server_id': target,
+                    'cost_ms': ladder.step_cost('live_migration')}
+                self.stats.cost_ms += ladder.step_cost('live_migration')
+                self._event('action', rung='live_migration', vm=target)
         LOG.warning('BALM escalates after %d red rounds: %s', retries, info)
         if self._escalate is not None:
             try:
                 self._escalate(info)
             except Exception:  # noqa: BLE001
                 LOG.exception('escalation callback failed')
+
+    # the throttles ------------------------------------------------------------
+    def _throttles(self, vm: str) -> list[str]:
+        """Throttle rungs this host has for ``vm``, cheapest first."""
+        out = []
+        if 'mba' in self.rungs and self.platform.has_mba():
+            out.append('mba')
+        if 'cpu_quota' in self.rungs and \
+                self.platform.get_cpu_share(vm) is not None:
+            out.append('cpu_quota')
+        return out
+
+    def _level(self, rung: str, vm: str) -> float:
+        if rung == 'mba':
+            return float(self.platform.get_mba(vm))
+        return 100.0 * self.platform.get_cpu_share(vm)
+
+    def _bounds(self, rung: str) -> tuple[float, float]:
+        """(lowest level, step) in percent."""
+        if rung == 'mba':
+            return float(self.cfg.mba_min), float(self.cfg.mba_step)
+        return 100.0 * self.cfg.cpu_min, 100.0 * self.cfg.cpu_step
+
+    def _set(self, rung: str, vm: str, level: float) -> None:
+        self.stats.cost_ms += ladder.step_cost(rung)
+        if rung == 'mba':
+            self.stats.mba_steps += 1
+            self.platform.set_mba(vm, int(round(level)))
+        else:
+            self.stats.cpu_steps += 1
+            self.platform.set_cpu_share(vm, level / 100.0)
+        self._event('action', rung=rung, vm=vm, level=level)
+
+    def _set_mba(self, vm: str, level: int) -> None:
+        self._set('mba', vm, level)
 
     # healing ---------------------------------------------------------------
     def order_by_bandwidth(self, victims: Iterable[int]) -> list[str]:
@@ -288,15 +449,8 @@ class BalmController:
         if not ordered:
             return ev
         victims = ev.victims
-        if self.cfg.mode in ('balm', 'mba'):
-            # phase 1: fix it now with the most restrictive MBA level
-            for vm in ordered:
-                if self.platform.get_mba(vm) > self.cfg.mba_min:
-                    self._set_mba(vm, self.cfg.mba_min)
-                    ev = yield from self._settle()
-                if ev.colour in SAFE:
-                    break
-        else:  # pgm: page migration alone
+        if not any(self._throttles(vm) for vm in ordered):
+            # page migration alone (pgm, or a ladder without throttles)
             for vm in ordered:
                 src, dst = self._direction(vm, victims)
                 if src is None:
@@ -305,15 +459,37 @@ class BalmController:
                 if ev.colour in SAFE:
                     break
             return ev
+        # phase 1: fix it now, each throttle to its most restrictive level,
+        # cheapest throttle first
+        for rung in ('mba', 'cpu_quota'):
+            for vm in ordered:
+                if rung not in self._throttles(vm):
+                    continue
+                low, _ = self._bounds(rung)
+                if self._level(rung, vm) > low:
+                    self._set(rung, vm, low)
+                    ev = yield from self._settle()
+                if ev.colour in SAFE:
+                    break
+            if ev.colour in SAFE:
+                break
         # phase 2: 2-D hill climbing, one BE VM at a time
+        self._pin_tried = set()
         for vm in ordered:
-            if self.platform.get_mba(vm) >= 100:
-                continue
             ev = yield from self._climb(vm, victims, ev)
         return ev
 
+    def _next_raise(self, vm: str) -> str | None:
+        """The throttle to release next: the last one applied first."""
+        for rung in reversed(self._throttles(vm)):
+            if self._level(rung, vm) < 100.0 - 1e-9:
+                return rung
+        return None
+
     def _direction(self, vm: str, victims) -> tuple[int | None, int | None]:
         """(src, dst) for moving ``vm``'s pages away from the victim node."""
+        if 'page_migration' not in self.rungs:
+            return None, None
         if len(victims) != 1:
             return None, None  # several sockets in danger: MBA only
         victim = next(iter(victims))
@@ -327,22 +503,73 @@ class BalmController:
         # outbound: to the node with the best bandwidth towards the BE
         return victim, max(allowed, key=lambda n: bw[n][home])
 
+    def _pin_target(self, vm: str, victims, ev: Evaluation) -> int | None:
+        """Where re-pinning ``vm``'s vCPUs takes load off the victim and
+        hurts nobody (Merlin's checks), or None.
+        """
+        if 'vcpu_pin' not in self.rungs or vm in self._pin_tried or \
+                len(victims) != 1 or not self.platform.can_repin(vm):
+            return None
+        victim = next(iter(victims))
+        if self.platform.home_node(vm) != victim:
+            return None
+        dist = self.platform.page_distribution(vm)
+        best = None
+        for node in self.platform.cpu_nodes():
+            if node == victim or ev.per_node.get(node, GREEN) != GREEN:
+                continue
+            if dist.get(node, 0.0) < dist.get(victim, 0.0):
+                continue        # its memory would stay behind: sensitive
+            if best is None or dist.get(node, 0.0) > dist.get(best, 0.0):
+                best = node
+        return best
+
+    def _repin(self, vm: str, node: int, victims, ev: Evaluation
+               ) -> Generator[None, None, tuple[Evaluation, bool]]:
+        """Move ``vm``'s vCPUs to ``node``; undone when it hurts another
+        node. Returns (evaluation, kept).
+        """
+        self._pin_tried.add(vm)
+        old = self.platform.home_node(vm)
+        before = ev
+        self.platform.repin(vm, node)
+        self.stats.repins += 1
+        self.stats.cost_ms += ladder.step_cost('vcpu_pin')
+        self._event('action', rung='vcpu_pin', vm=vm, node=node)
+        ev = yield from self._settle()
+        if self._hurt(before, ev, victims) or RANK[ev.colour] > \
+                RANK[before.colour]:
+            self.stats.rollbacks += 1
+            self.platform.repin(vm, old)
+            self._event('undo', rung='vcpu_pin', vm=vm, node=old)
+            ev = yield from self._settle()
+            return ev, False
+        return ev, True
+
     def _climb(self, vm: str, victims, ev: Evaluation
                ) -> Generator[None, None, Evaluation]:
         """Phase 2 for one BE VM.
 
-        MBA goes up one step at a time while the host stays green. When a
-        step leaves green, BALM goes back to the last green level (MBA stays
-        active while pages move, as in the paper) and moves pages away from
-        the victim node, 1, 2, 4, ... batches per failed step, then tries the
-        step again. MBA-only keeps a non-red level and stops there.
+        The throttles go up one step at a time while the host stays green.
+        When a step leaves green, it is undone (the throttle stays active
+        while the VM is relocated, as in the paper) and the VM is relocated
+        away from the victim node, cheapest rung first: its vCPUs once (the
+        ladder), then 1, 2, 4, ... page batches per failed step; then the
+        step is tried again. Without a relocation rung (MBA only) the
+        throttle stays at its last non-red level.
         """
-        src, dst = (self._direction(vm, victims)
-                    if self.cfg.mode == 'balm' else (None, None))
         burst = 1
-        while self.platform.get_mba(vm) < 100:
+        while True:
+            rung = self._next_raise(vm)
+            if rung is None:
+                return ev
+            src, dst = self._direction(vm, victims)
+            target = self._pin_target(vm, victims, ev)
             if ev.colour not in self.cfg.raise_on:
-                # not green at the current level: make room by moving pages
+                # not green at the current level: make room by relocating
+                if target is not None:
+                    ev, kept = yield from self._repin(vm, target, victims, ev)
+                    continue
                 if src is None:
                     return ev
                 ev, moved = yield from self._migrate_until(
@@ -351,28 +578,39 @@ class BalmController:
                     return ev
                 continue
             before = ev
-            old = self.platform.get_mba(vm)
-            self._set_mba(vm, min(100, old + self.cfg.mba_step))
+            old = self._level(rung, vm)
+            _, step = self._bounds(rung)
+            self._set(rung, vm, min(100.0, old + step))
             ev = yield from self._settle()
             if ev.colour in self.cfg.raise_on and \
-                    not self._new_red(before, ev, victims):
+                    not self._hurt(before, ev, victims):
                 burst = 1
                 continue
-            if src is None:
-                if ev.colour == RED or self._new_red(before, ev, victims):
+            if src is None and target is None:
+                if ev.colour == RED or self._hurt(before, ev, victims):
                     self.stats.rollbacks += 1
-                    self._set_mba(vm, old)
+                    self._set(rung, vm, old)
                     ev = yield from self._settle()
                 return ev
             self.stats.rollbacks += 1
-            self._set_mba(vm, old)
+            self._set(rung, vm, old)
             ev = yield from self._settle()
+            if target is not None:
+                ev, kept = yield from self._repin(vm, target, victims, ev)
+                continue
             ev, moved = yield from self._migrate_until(
                 vm, src, dst, (), ev, max_batches=burst)
             if moved <= 0:
                 return ev
             burst *= 2
-        return ev
+
+    def _hurt(self, before: Evaluation, after: Evaluation, victims) -> bool:
+        """Repercussion check: a node other than the victims turned red (the
+        paper's BALM), or yellow or red (the ladder).
+        """
+        bad = DANGER if self.cfg.mode == 'ladder' else frozenset({RED})
+        return any(c in bad and before.per_node.get(n) not in bad
+                   and n not in victims for n, c in after.per_node.items())
 
     def _new_red(self, before: Evaluation, after: Evaluation, victims) -> bool:
         return any(c == RED and before.per_node.get(n) != RED
@@ -383,24 +621,27 @@ class BalmController:
                        ) -> Generator[None, None, tuple[Evaluation, float]]:
         """Move batches src->dst until the colour is in ``goal``, no pages
         are left or ``max_batches`` moved; returns (evaluation, bytes moved).
-        A batch that turns another node red is moved back."""
+        A batch that hurts another node is moved back.
+        """
         limit = self.cfg.max_batches if max_batches is None else max_batches
         batches = 0
         total = 0.0
-        while batches < limit and (max_batches is not None or
-                                   ev.colour not in goal):
+        while batches < limit and (max_batches is not None
+                                   or ev.colour not in goal):
             before = ev
             moved = self.platform.migrate(vm, src, dst, self.cfg.batch_bytes)
             if moved <= 0:
+                self._event('refused', rung='page_migration', vm=vm,
+                            src=src, dst=dst,
+                            error=getattr(self.platform, 'last_error', None))
                 break
             batches += 1
             total += moved
-            self.stats.batches += 1
-            self.stats.bytes_moved += moved
+            self._count_batch(vm, src, dst, moved)
             while self.platform.migration_busy(vm):
                 yield
             ev = yield from self._settle()
-            if self._new_red(before, ev, {src}):
+            if self._hurt(before, ev, {src}):
                 self.stats.rollbacks += 1
                 self.platform.migrate(vm, dst, src, moved)
                 while self.platform.migration_busy(vm):
@@ -410,23 +651,42 @@ class BalmController:
                 break
         return ev, total
 
+    def _count_batch(self, vm: str, src: int, dst: int, moved: float) -> None:
+        self.stats.batches += 1
+        self.stats.bytes_moved += moved
+        self.stats.cost_ms += ladder.step_cost('page_migration', moved)
+        self._event('action', rung='page_migration', vm=vm, src=src,
+                    dst=dst, bytes=moved)
+
     # reclaiming when green -------------------------------------------------
     def _reclaim_step(self) -> Generator[None, None, bool]:
-        """One checked step back towards MBA 100 and BWAP weights.
+        """One checked step back towards no throttle and BWAP weights.
 
-        Returns False when the step had to be undone (or nothing to do)."""
-        for vm in sorted(self.best_effort, key=self.platform.get_mba):
-            old = self.platform.get_mba(vm)
-            if old < 100 and self.cfg.mode in ('balm', 'mba'):
-                self._set_mba(vm, min(100, old + self.cfg.mba_step))
+        Throttles are released first (cheap to undo); pages move back only
+        after ``page_reclaim_holdoff`` s of green. Returns False when the
+        step had to be undone (or nothing to do).
+        """
+        for vm in sorted(self.best_effort,
+                         key=lambda v: min([self._level(r, v) for r in
+                                            self._throttles(v)] or [100.0])):
+            rung = self._next_raise(vm)
+            if rung is not None:
+                old = self._level(rung, vm)
+                _, step = self._bounds(rung)
+                self._set(rung, vm, min(100.0, old + step))
                 ev = yield from self._settle()
                 if ev.colour in DANGER:
-                    self._set_mba(vm, old)
+                    self._set(rung, vm, old)
                     yield from self._settle()
                     return False
                 return True
-            if self.cfg.mode not in ('balm', 'pgm'):
-                continue
+        holdoff = self.cfg.page_reclaim_holdoff
+        if holdoff is None:
+            holdoff = self.cfg.reclaim_holdoff
+        if 'page_migration' not in self.rungs or self._green_since is None \
+                or self._now() - self._green_since < holdoff:
+            return True
+        for vm in self.best_effort:
             moves = self._moves_back(vm)
             if not moves:
                 continue
@@ -434,8 +694,7 @@ class BalmController:
             moved = self.platform.migrate(vm, src, dst, amount)
             if moved <= 0:
                 continue
-            self.stats.batches += 1
-            self.stats.bytes_moved += moved
+            self._count_batch(vm, src, dst, moved)
             while self.platform.migration_busy(vm):
                 yield
             ev = yield from self._settle()
@@ -459,12 +718,10 @@ class BalmController:
         # ignore residues smaller than a tenth of a batch
         return [m for m in moves if m[2] >= self.cfg.batch_bytes / 10]
 
-    def _set_mba(self, vm: str, level: int) -> None:
-        self.stats.mba_steps += 1
-        self.platform.set_mba(vm, level)
-
     def describe(self) -> dict:
-        return {'mode': self.cfg.mode, 'state': self.state,
+        return {'mode': self.cfg.mode, 'rungs': list(self.rungs),
+                'state': self.state,
                 'colour': self.last.colour if self.last else None,
                 'stats': dataclasses.asdict(self.stats),
-                'best_effort': list(self.best_effort)}
+                'best_effort': list(self.best_effort),
+                'events': list(self.events)[-20:]}

@@ -1,4 +1,15 @@
-"""BWAP's canonical weighted interleave (seed 000, Chapter 4).
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""BWAP's canonical weighted interleave (BWAP).
 
 For a VM whose vCPUs run on the worker nodes W, the canonical share of its
 pages on node i is proportional to the weakest bandwidth from i to any worker
@@ -27,7 +38,8 @@ def canonical_weights(bw: Mapping[int, Mapping[int, float]],
 def with_dwp(weights: Mapping[int, float], workers: Iterable[int],
              dwp: float) -> dict[int, float]:
     """Move a fraction ``dwp`` of the non-worker weight onto the workers,
-    keeping the relative weights inside each set."""
+    keeping the relative weights inside each set.
+    """
     workers = set(workers)
     dwp = min(max(dwp, 0.0), 1.0)
     w_sum = sum(v for n, v in weights.items() if n in workers)

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The agent's view of the domains on this host.
 
 Domains become known two ways: from the libvirt hook's events (datagrams on a
@@ -46,6 +57,7 @@ class HookEvent:
     domain_id: str | None = None
     extra: str = '-'
     ts: float = 0.0
+    jmx: str | None = None
 
     @classmethod
     def from_json(cls, data: bytes) -> 'HookEvent':
@@ -69,7 +81,9 @@ class HookEvent:
                    vcpus=vcpus if isinstance(vcpus, int) else None,
                    domain_id=str(raw['id']) if raw.get('id') else None,
                    extra=str(raw.get('extra', '-'))[:256],
-                   ts=float(raw.get('ts') or time.time()))
+                   ts=float(raw.get('ts') or time.time()),
+                   jmx=raw['jmx'] if parse_endpoint(raw.get('jmx'))
+                   else None)
 
 
 @dataclasses.dataclass
@@ -86,6 +100,8 @@ class Domain:
     last_op: str = ''
     placement: dict = dataclasses.field(default_factory=dict)
     updated_at: float = 0.0
+    #: ``host:port`` of the guest's Cassandra JMX (the latency signal)
+    jmx: str | None = None
 
     @property
     def latency_critical(self) -> bool:
@@ -93,6 +109,31 @@ class Domain:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+
+def parse_endpoint(value) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``host:port`` string, None when malformed."""
+    if not isinstance(value, str) or len(value) > 255:
+        return None
+    host, sep, port = value.strip().rpartition(':')
+    if not sep or not host or not port.isdigit() or \
+            not 0 < int(port) < 65536:
+        return None
+    if not all(c.isalnum() or c in '.-_[]:' for c in host):
+        return None
+    return host.strip('[]'), int(port)
+
+
+def jmx_of_xml(root) -> str | None:
+    """The ``jmx`` attribute of ``<elastman:vm>`` when well formed."""
+    meta = root.find('metadata')
+    if meta is None:
+        return None
+    for elem in meta.iter():
+        tag = elem.tag if isinstance(elem.tag, str) else ''
+        if tag == '{%s}vm' % ELASTMAN_NS and parse_endpoint(elem.get('jmx')):
+            return elem.get('jmx').strip()
+    return None
 
 
 def classify_xml(root) -> tuple[str, float | None, str | None]:
@@ -158,6 +199,7 @@ class DomainRegistry:
             dom.slo_ms = event.slo_ms
             dom.flavor = event.flavor
             dom.vcpus = event.vcpus or dom.vcpus
+            dom.jmx = event.jmx or dom.jmx
             dom.last_op = event.op
             dom.updated_at = time.time()
             if event.op in RUNNING_OPS:
@@ -198,8 +240,8 @@ class DomainRegistry:
             return list(self._domains.values())
 
     def running(self, vm_class: str | None = None) -> list[Domain]:
-        return [d for d in self.all() if d.running and
-                (vm_class is None or d.vm_class == vm_class)]
+        return [d for d in self.all() if d.running
+                and (vm_class is None or d.vm_class == vm_class)]
 
 
 def list_libvirt_domains(conn) -> list[Domain]:
@@ -217,7 +259,7 @@ def list_libvirt_domains(conn) -> list[Domain]:
                              vm_class=vm_class, slo_ms=slo, flavor=flavor,
                              vcpus=dom.maxVcpus() if dom.isActive() else None,
                              running=True, last_op='reconnect',
-                             updated_at=time.time()))
+                             updated_at=time.time(), jmx=jmx_of_xml(root)))
     return result
 
 

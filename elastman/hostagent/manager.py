@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman-hostagent: hook events -> placement, and the BALM controller.
 
 Threads: the hook listener (unix datagrams), a placement worker (libvirt
@@ -13,13 +24,16 @@ import queue
 import threading
 import time
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.common import manager
 from elastman.hostagent import balm
+from elastman.hostagent import cpualloc
 from elastman.hostagent import domains
 from elastman.hostagent import fsguard
+from elastman.hostagent import interference
+from elastman.hostagent import perfcounters
 from elastman.hostagent import placement
 from elastman.hostagent import platform as platform_mod
 from elastman.hostagent import probes
@@ -34,11 +48,12 @@ def socket_path(group) -> str:
 
 
 class HostAgentManager(manager.Manager):
-    """RPC API 1.0: status, list_domains, get_domain, push_latency,
-    controller_status."""
+    """RPC API 1.1: status, list_domains, get_domain, push_latency (with the
+    node's JMX endpoint since 1.1), controller_status.
+    """
 
     WORKER = 'hostagent'
-    target = messaging.Target(version='1.0')
+    target = messaging.Target(version='1.1')
 
     def __init__(self, conf, transport=None, libvirt_open=None) -> None:
         super().__init__(conf)
@@ -60,12 +75,26 @@ class HostAgentManager(manager.Manager):
             window=self.group.window, pct=self.group.window_percentile,
             min_samples=self.group.min_samples,
             yellow=self.group.yellow_threshold,
-            green=self.group.green_threshold)
+            green=self.group.green_threshold,
+            request_pct=self.group.request_percentile)
         self.controller: balm.BalmController | None = None
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lc_nodes: dict[str, int] = {}
+        # JMX endpoints of VMs' Cassandra nodes, from the monitor's pushes
+        self._endpoints: dict[str, tuple[str, int]] = {}
+        # the interference index: every placed VM's QEMU pid and home node
+        self._pids: dict[str, int] = {}
+        self._homes: dict[str, int] = {}
+        self.counters = interference.CounterReader()
+        self._last_counters: dict[str, interference.Counters] = {}
+        self._normaliser = interference.Normaliser()
+        self.index_model = interference.IndexModel()
+        # adaptive CPU allocation
+        self.allocator: cpualloc.HostAllocator | None = None
+        self._cpu_prev: dict[str, tuple[float, float, float]] = {}
+        self._uipt: dict[int, perfcounters.ProcessCounters | None] = {}
         self._notifier = None
         self.events_applied = 0
 
@@ -79,7 +108,14 @@ class HostAgentManager(manager.Manager):
         if self.topology.resctrl.mba:
             rc = resctrl.ResctrlManager(self.group.resctrl_root, self.guard,
                                         self.topology.resctrl)
-        self.platform = platform_mod.LinuxPlatform(self.topology, rc)
+        self.domain_ops = placement.DomainOps(self._connection, self.topology)
+        self.platform = platform_mod.LinuxPlatform(
+            self.topology, rc, domain_ops=self.domain_ops)
+        self.counters = interference.CounterReader(rc)
+        if self.group.cpu_allocation == 'adaptive':
+            self.allocator = cpualloc.HostAllocator(
+                {n: len(node.cpus) for n, node in self.topology.nodes.items()
+                 if node.cpus}, algorithm=self.group.cpu_algorithm)
         cfg = balm.BalmConfig.from_conf(self.group)
         cfg.mba_min = max(cfg.mba_min, self.topology.resctrl.mba_min
                           if self.topology.resctrl.mba else cfg.mba_min)
@@ -102,6 +138,8 @@ class HostAgentManager(manager.Manager):
         for t in self._threads:
             t.join(5)
         self._threads = []
+        self.probe.close()
+        self.counters.close()
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -111,7 +149,8 @@ class HostAgentManager(manager.Manager):
 
     def periodic_tasks(self):
         return [(self.resync, 60.0),
-                (self.report_interference, self.group.report_interval)]
+                (self.report_interference, self.group.report_interval),
+                (self.allocate_cpu, self.group.cpu_interval)]
 
     def _spawn(self, target, name: str) -> None:
         t = threading.Thread(target=target, name=name, daemon=True)
@@ -182,14 +221,20 @@ class HostAgentManager(manager.Manager):
                                     self.group.be_vcpu_quota)
         applied = placement.apply(self._connection(), dom, decision)
         pid = placement.qemu_pid(dom)
+        if pid:
+            self._pids[dom.uuid] = pid
+        self._homes[dom.uuid] = self._home_node(decision)
         if dom.latency_critical:
             self._lc_nodes[dom.uuid] = decision.node
             self.monitor.register(dom.uuid, decision.node,
                                   dom.slo_ms or self.group.default_slo_ms)
+            self._watch_latency(dom)
         else:
             self.platform.vms[dom.uuid] = {
                 'pid': pid, 'home': self._home_node(decision),
-                'allowed': decision.memory_nodes}
+                'allowed': decision.memory_nodes, 'cpu_share': 1.0}
+            self.domain_ops.quotas[dom.uuid] = \
+                applied.get('vcpu_quota', -1)
             if self.platform.resctrl is not None and pid:
                 self.platform.resctrl.ensure_group(dom.uuid, pid)
                 applied['resctrl_group'] = \
@@ -206,9 +251,34 @@ class HostAgentManager(manager.Manager):
         return decision.node if decision.node is not None \
             else self.topology.node_ids[0]
 
+    def _jmx_endpoint(self, dom: domains.Domain) -> tuple[str, int] | None:
+        """Where the domain's Cassandra answers JMX: its metadata, the
+        monitor's last push, or ``[hostagent] jmx_endpoints``.
+        """
+        configured = self.group.jmx_endpoints or {}
+        for value in (dom.jmx, configured.get(dom.uuid),
+                      configured.get(dom.name)):
+            endpoint = domains.parse_endpoint(value)
+            if endpoint:
+                return endpoint
+        return self._endpoints.get(dom.uuid)
+
+    def _watch_latency(self, dom: domains.Domain) -> None:
+        endpoint = self._jmx_endpoint(dom)
+        if endpoint is not None:
+            self.probe.watch(dom.uuid, *endpoint)
+
     def _forget(self, dom: domains.Domain) -> None:
         self._lc_nodes.pop(dom.uuid, None)
+        self._pids.pop(dom.uuid, None)
+        self._homes.pop(dom.uuid, None)
+        if self.platform is not None:
+            self.domain_ops.forget(dom.uuid)
+        if self.allocator is not None:
+            self.allocator.forget(dom.uuid)
+        self._cpu_prev.pop(dom.uuid, None)
         self.monitor.unregister(dom.uuid)
+        self.probe.unwatch(dom.uuid)
         if self.platform is not None and \
                 self.platform.vms.pop(dom.uuid, None) is not None:
             if self.platform.resctrl is not None:
@@ -233,9 +303,12 @@ class HostAgentManager(manager.Manager):
             lcs = {u: d.name for u, d in
                    ((u, self.registry.get(u)) for u in self._lc_nodes)
                    if d is not None}
-            for vm, ts, lat in self.probe.collect(lcs):
-                self.monitor.add_sample(vm, ts, lat)
-            if not self.monitor.vms or not self.controller.best_effort:
+            for vm, ts, value in self.probe.collect(lcs):
+                if isinstance(value, dict):
+                    self.monitor.add_histogram(vm, ts, value)
+                else:
+                    self.monitor.add_sample(vm, ts, value)
+            if not self.monitor.vms:
                 continue
             try:
                 self.controller.tick()
@@ -244,23 +317,96 @@ class HostAgentManager(manager.Manager):
                 self.controller._gen = None
 
     def _escalate(self, info: dict) -> None:
-        self._notify('hostagent.escalation', info)
+        self._notify('hostagent.escalation', dict(info, host=self.conf.host))
 
-    def report_interference(self) -> None:
-        """Publish a per-VM interference index for the trainer."""
+    def _performance(self, vm: str, pid: int) -> tuple[float, float] | None:
+        """(CPUs used, UIPT or CPU time per second) since the last call."""
+        try:
+            cpu, _, _ = interference.read_proc(pid)
+        except (OSError, ValueError, IndexError):
+            return None
+        if pid not in self._uipt:
+            self._uipt[pid] = perfcounters.open_counters(
+                pid, ('instructions_user',))
+        counters = self._uipt[pid]
+        instr = counters.read()['instructions_user'] if counters else None
+        now = time.monotonic()
+        prev = self._cpu_prev.get(vm)
+        self._cpu_prev[vm] = (now, cpu, instr if instr is not None else -1)
+        if prev is None or now <= prev[0]:
+            return None
+        used = (cpu - prev[1]) / (now - prev[0])
+        if instr is not None and prev[2] >= 0:
+            return used, (instr - prev[2]) / (now - prev[0])
+        return used, used
+
+    def allocate_cpu(self) -> dict[str, float]:
+        """One measurement interval of the adaptive CPU allocation: every
+        VM's performance, the LC VMs' colours, new caps for the BE VMs.
+        """
+        if self.allocator is None or self.platform is None:
+            return {}
         ev = self.monitor.evaluate(time.monotonic())
+        colours = {vm: balm.colour_of(lat, self.monitor.vms[vm][1],
+                                      self.group.yellow_threshold,
+                                      self.group.green_threshold)
+                   for vm, lat in ev.latency.items() if vm in self.monitor.vms}
+        vms = {}
+        for vm, pid in list(self._pids.items()):
+            dom = self.registry.get(vm)
+            perf = self._performance(vm, pid)
+            if dom is None or perf is None:
+                continue
+            node = self._homes.get(vm, 0)
+            vcpus = dom.vcpus or 1
+            cpus = len(self.topology.nodes[node].cpus) \
+                if node in self.topology.nodes else 1
+            vms[vm] = {'class': dom.vm_class, 'node': node, 'vcpus': vcpus,
+                       'cores': self.domain_ops.cap_cores(vm, vcpus, cpus),
+                       'used': perf[0], 'perf': perf[1]}
+        caps = self.allocator.interval(vms, colours)
+        for vm, cores in caps.items():
+            if abs(cores - vms[vm]['cores']) < 0.05:
+                continue
+            try:
+                self.domain_ops.set_cap(vm, cores, vms[vm]['vcpus'])
+            except Exception as exc:  # noqa: BLE001 - the next interval retries
+                LOG.warning('cannot cap %s at %.2f cores: %s', vm, cores, exc)
+        return caps
+
+    def report_interference(self) -> dict:
+        """Publish each LC VM's interference index (Hubbub-Scale), computed
+        from the host's counters of every placed VM since the last report
+        (:mod:`elastman.hostagent.interference`); returns the payload.
+        """
+        current = self.counters.read(dict(self._pids))
+        previous, self._last_counters = self._last_counters, current
+        per_vm = {vm: interference.rates(previous[vm], c)
+                  for vm, c in current.items() if vm in previous}
+        per_vm = {vm: r for vm, r in per_vm.items() if r is not None}
+        now = time.monotonic()
+        ev = self.monitor.evaluate(now)
         payload = {}
         for vm, (node, slo) in self.monitor.vms.items():
-            lat = ev.latency.get(vm)
-            if lat is None:
+            cpus = len(self.topology.nodes[node].cpus) \
+                if self.topology and node in self.topology.nodes else 1
+            feats = interference.features(vm, node, self._homes, cpus,
+                                          per_vm, self._normaliser)
+            if not feats:
                 continue
-            green = slo * (1.0 - self.group.green_threshold)
-            index = min(1.0, max(0.0, (lat - green) / max(slo - green, 1e-9)))
+            lat = ev.latency.get(vm)
+            self.index_model.observe(vm, feats, lat,
+                                     self.monitor.request_rate(vm, now))
+            index, source = self.index_model.index(feats)
             payload[vm] = {'interference_index': round(index, 4),
+                           'index_source': source,
+                           'features': {k: round(v, 4)
+                                        for k, v in feats.items()},
                            'latency_ms': lat, 'slo_ms': slo, 'node': node}
         if payload:
             self._notify('hostagent.interference',
                          {'host': self.conf.host, 'vms': payload})
+        return payload
 
     def _notify(self, event_type: str, payload: dict) -> None:
         if self.transport is None:
@@ -284,10 +430,23 @@ class HostAgentManager(manager.Manager):
         dom = self.registry.get(uuid)
         return dom.to_dict() if dom else None
 
-    def push_latency(self, ctxt, vm: str, latency_ms: float) -> None:
-        """A latency sample of an LC VM (the monitor casts these)."""
-        if isinstance(self.probe, probes.BusProbe):
+    def push_latency(self, ctxt, vm: str, latency_ms: float | None,
+                     jmx_host: str | None = None,
+                     jmx_port: int | None = None) -> None:
+        """A latency sample of an LC VM (the monitor casts these), and since
+        1.1 the JMX endpoint of its Cassandra node, which the jmx probe then
+        polls every ``poll_interval``.
+        """
+        if latency_ms is not None and isinstance(self.probe,
+                                                 probes.BusProbe):
             self.probe.push(vm, latency_ms)
+        if jmx_host and jmx_port:
+            endpoint = (str(jmx_host), int(jmx_port))
+            if self._endpoints.get(vm) != endpoint:
+                self._endpoints[vm] = endpoint
+                dom = self.registry.get(vm)
+                if dom is not None and vm in self._lc_nodes:
+                    self._watch_latency(dom)
 
     def controller_status(self, ctxt) -> dict:
         return self.controller.describe() if self.controller else {}

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Placement of a domain once it runs, through libvirt-python.
 
 * latency-critical: vCPUs and the emulator pinned to the CPUs of one NUMA
@@ -98,3 +109,74 @@ def qemu_pid(domain: dom_mod.Domain, run_dir: str = '/run/libvirt/qemu') -> int 
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
+
+
+class DomainOps:
+    """Live CPU changes to running domains: the ladder's CPU rungs and the
+    adaptive CPU allocation.
+
+    A VM's ``vcpu_quota`` is its full quota times the ladder's share. The
+    full quota is the allocator's cap when it set one, else the quota the
+    VM was placed with (``quotas``; -1: unlimited, a period's worth once a
+    share below 1 applies).
+    """
+
+    PERIOD = 100000
+
+    def __init__(self, connect, topology: topo_mod.Topology) -> None:
+        self.connect = connect
+        self.topology = topology
+        self.quotas: dict[str, int] = {}
+        self.caps: dict[str, int] = {}
+        self.shares: dict[str, float] = {}
+
+    def forget(self, uuid: str) -> None:
+        for d in (self.quotas, self.caps, self.shares):
+            d.pop(uuid, None)
+
+    def quota_of(self, uuid: str) -> int:
+        """The vcpu_quota the VM should have now (-1: unlimited)."""
+        full = self.caps.get(uuid) or max(self.quotas.get(uuid, -1), -1)
+        share = self.shares.get(uuid, 1.0)
+        if full <= 0:
+            if share >= 1.0:
+                return -1
+            full = self.PERIOD
+        return max(1000, int(round(full * min(1.0, share))))
+
+    def _apply(self, uuid: str) -> int:
+        quota = self.quota_of(uuid)
+        dom = self.connect().lookupByUUIDString(uuid)
+        dom.setSchedulerParametersFlags(
+            {'vcpu_quota': quota, 'vcpu_period': self.PERIOD}, AFFECT_LIVE)
+        return quota
+
+    def set_cpu_share(self, uuid: str, share: float) -> int:
+        """The ladder's throttle: ``share`` of the full quota."""
+        self.shares[uuid] = float(share)
+        return self._apply(uuid)
+
+    def set_cap(self, uuid: str, cores: float, vcpus: int) -> int:
+        """The allocator's cap: ``cores`` for the whole VM."""
+        self.caps[uuid] = max(1000, int(round(
+            cores / max(1, vcpus) * self.PERIOD)))
+        return self._apply(uuid)
+
+    def cap_cores(self, uuid: str, vcpus: int, node_cpus: int) -> float:
+        """The cores the VM may use now (its full quota, not the share)."""
+        full = self.caps.get(uuid) or self.quotas.get(uuid, -1)
+        if full <= 0:
+            return float(min(vcpus, node_cpus))
+        return full / self.PERIOD * vcpus
+
+    def pin_to_node(self, uuid: str, node: int) -> list[int]:
+        """Pin every vCPU and the emulator to the CPUs of ``node``."""
+        import libvirt
+        conn = self.connect()
+        dom = conn.lookupByUUIDString(uuid)
+        cpus = list(self.topology.nodes[node].cpus)
+        cpumap = _cpumap(cpus, conn.getInfo()[2])
+        for vcpu in range(dom.vcpusFlags(libvirt.VIR_DOMAIN_AFFECT_LIVE)):
+            dom.pinVcpuFlags(vcpu, cpumap, AFFECT_LIVE)
+        dom.pinEmulator(cpumap, AFFECT_LIVE)
+        return cpus

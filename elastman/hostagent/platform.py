@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """What the bandwidth controller needs from a host, and the Linux implementation.
 
 :class:`Platform` is implemented by :class:`LinuxPlatform` (resctrl MBA and
@@ -65,6 +76,32 @@ class Platform(abc.ABC):
         """Nodes the VM's memory may use (its numatune nodeset)."""
         return self.nodes()
 
+    def has_mba(self) -> bool:
+        """Whether MBA levels can be set (resctrl MB)."""
+        return True
+
+    def get_cpu_share(self, vm: str) -> float | None:
+        """The VM's CPU quota as a fraction of its placement quota (1.0 =
+        as placed); None when this host cannot change it.
+        """
+        return None
+
+    def set_cpu_share(self, vm: str, share: float) -> None:
+        """Set the VM's CPU quota to ``share`` of its placement quota."""
+        raise NotImplementedError
+
+    def cpu_nodes(self) -> list[int]:
+        """Nodes with CPUs a VM's vCPUs may be pinned to."""
+        return self.nodes()
+
+    def can_repin(self, vm: str) -> bool:
+        """Whether the VM's vCPUs may be moved to another node."""
+        return False
+
+    def repin(self, vm: str, node: int) -> None:
+        """Move the VM's vCPUs and emulator to the CPUs of ``node``."""
+        raise NotImplementedError
+
     def bandwidth_matrix(self) -> dict[int, dict[int, float]]:
         """bw[src][dst], bytes/s; default: remote at half the local bandwidth."""
         return {s: {d: (1.0 if s == d else 0.5) for d in self.nodes()}
@@ -78,21 +115,50 @@ class Platform(abc.ABC):
 
 
 class LinuxPlatform(Platform):
-    """The real host: resctrl groups per best-effort VM, move_pages on QEMU.
+    """The real host: resctrl groups per best-effort VM, move_pages on QEMU,
+    CPU quota and vCPU pinning through libvirt (``domain_ops``).
 
     ``vms`` maps a VM id to ``{'pid': qemu pid, 'home': node,
-    'allowed': [nodes]}``; the manager keeps it current.
+    'allowed': [nodes]}``; the manager keeps it current. ``domain_ops`` (a
+    :class:`elastman.hostagent.placement.DomainOps`) changes running domains;
+    without it the CPU rungs are not available.
     """
 
     def __init__(self, topology, resctrl_groups: resctrl.ResctrlManager | None,
                  vms: Mapping[str, dict] | None = None,
-                 bw_matrix: dict[int, dict[int, float]] | None = None) -> None:
+                 bw_matrix: dict[int, dict[int, float]] | None = None,
+                 domain_ops=None) -> None:
         self.topology = topology
         self.resctrl = resctrl_groups
         self.vms: dict[str, dict] = dict(vms or {})
         self._bw_matrix = bw_matrix
         self._mba: dict[str, int] = {}
         self._mbm_prev: dict[str, tuple[float, dict[int, int]]] = {}
+        self.domain_ops = domain_ops
+        self.last_error: str | None = None
+
+    def has_mba(self) -> bool:
+        return self.resctrl is not None and self.resctrl.info.mba
+
+    def get_cpu_share(self, vm: str) -> float | None:
+        if self.domain_ops is None or vm not in self.vms:
+            return None
+        return self.vms[vm].get('cpu_share', 1.0)
+
+    def set_cpu_share(self, vm: str, share: float) -> None:
+        self.domain_ops.set_cpu_share(vm, share)
+        self.vms[vm]['cpu_share'] = share
+
+    def cpu_nodes(self) -> list[int]:
+        return [n for n in self.nodes() if self.topology.nodes[n].cpus]
+
+    def can_repin(self, vm: str) -> bool:
+        return self.domain_ops is not None and vm in self.vms and \
+            len(self.cpu_nodes()) > 1
+
+    def repin(self, vm: str, node: int) -> None:
+        self.domain_ops.pin_to_node(vm, node)
+        self.vms[vm]['home'] = node
 
     def now(self) -> float:
         return time.monotonic()
@@ -144,9 +210,25 @@ class LinuxPlatform(Platform):
 
     def page_distribution(self, vm: str) -> dict[int, float]:
         pid = self.vms[vm]['pid']
-        return {n: float(b) for n, b in
-                pagemigration.numa_maps_bytes(pid).items()}
+        try:
+            return {n: float(b) for n, b in
+                    pagemigration.numa_maps_bytes(pid).items()}
+        except OSError as exc:
+            self.last_error = 'numa_maps of %s: %s' % (vm, exc)
+            return {}
 
     def migrate(self, vm: str, src: int, dst: int, nbytes: float) -> float:
-        pid = self.vms[vm]['pid']
-        return float(pagemigration.move_batch(pid, src, dst, int(nbytes)))
+        """One batch; 0 (and ``last_error``) when the kernel refuses, e.g.
+        a destination node this host does not have.
+        """
+        pid = self.vms[vm].get('pid')
+        if not pid:
+            return 0.0
+        try:
+            return float(pagemigration.move_batch(pid, src, dst,
+                                                  int(nbytes)))
+        except OSError as exc:
+            self.last_error = 'move_pages %s %d->%d: %s' % (
+                vm, src, dst, exc)
+            LOG.warning('page migration of %s refused: %s', vm, exc)
+            return 0.0

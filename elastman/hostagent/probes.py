@@ -1,9 +1,25 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Latency probes feeding the BALM colour monitor.
 
-A probe returns the latest latency samples (ms) of latency-critical VMs:
+A probe returns the latest latency samples of latency-critical VMs, each
+``(vm, t, value)``: ``value`` is a latency in ms, or a histogram
+``{bucket: count}`` of the reads that completed since the previous poll.
 
-* ``bus``: samples the monitor publishes (``push`` is called by the
-  manager's notification endpoint or RPC method with a VM's p99);
+* ``jmx`` (default): the guest's Cassandra read-latency histogram over JMX
+  every poll (:mod:`elastman.hostagent.jmxlatency`), for each VM whose JMX
+  endpoint is known; the monitor's pushed p99 (``bus``) for the others;
+* ``bus``: only the samples the monitor casts (``push_latency``, one p99
+  per monitor interval: too slow for BALM's 3 s window on its own);
 * ``local``: runs a configured command per VM and parses a number;
 * ``none``: nothing (controller stays idle).
 """
@@ -22,10 +38,20 @@ LOG = logging.getLogger(__name__)
 class Probe:
     name = 'none'
 
+    def watch(self, vm: str, host: str, port: int) -> None:
+        """A VM's JMX endpoint (used by the ``jmx`` probe only)."""
+
+    def unwatch(self, vm: str) -> None:
+        """Forget a VM's endpoint."""
+
+    def close(self) -> None:
+        """Release what the probe started."""
+
     def collect(self, vms: dict[str, str]) -> list[tuple[str, float, float]]:
         """(vm uuid, time, latency ms) samples since the last call.
 
-        ``vms`` maps uuid -> name of the latency-critical VMs."""
+        ``vms`` maps uuid -> name of the latency-critical VMs.
+        """
         return []
 
 
@@ -77,7 +103,35 @@ class CommandProbe(Probe):
         return out
 
 
+class JmxProbe(BusProbe):
+    """Per-poll histograms over JMX; pushed p99s for VMs without one."""
+
+    name = 'jmx'
+
+    def __init__(self, poller) -> None:
+        super().__init__()
+        self.poller = poller
+
+    def watch(self, vm: str, host: str, port: int) -> None:
+        self.poller.watch(vm, host, port)
+
+    def unwatch(self, vm: str) -> None:
+        self.poller.unwatch(vm)
+
+    def collect(self, vms):
+        polled = [s for s in self.poller.drain() if s[0] in vms]
+        return super().collect(vms) + polled
+
+    def close(self) -> None:
+        self.poller.close()
+
+
 def get_probe(conf_group) -> Probe:
+    if conf_group.probe == 'jmx':
+        from elastman.hostagent import jmxlatency
+        return JmxProbe(jmxlatency.JmxLatencyPoller(
+            conf_group.java, conf_group.poll_interval,
+            conf_group.jmx_user, conf_group.jmx_password))
     if conf_group.probe == 'bus':
         return BusProbe()
     if conf_group.probe == 'local' and conf_group.local_probe_command:

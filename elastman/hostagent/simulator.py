@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A simulated multi-socket host to develop and evaluate the BALM controller.
 
 Model (per tick of ``tick`` seconds):
@@ -7,7 +18,8 @@ Model (per tick of ``tick`` seconds):
   latency grows with the utilisation u of node n as
   ``base * (1 + k u^2 / (1 - u))`` and beyond saturation with the overload;
   each observed sample carries lognormal noise;
-* a BE VM wants ``demand_gbs * phase(t) * MBA/100`` spread over the nodes by
+* a BE VM wants ``demand_gbs * phase(t) * MBA/100 * cpu`` (``cpu``: its CPU
+  quota as a fraction of what it was placed with) spread over the nodes by
   its page placement; it advances only as fast as its slowest node (BWAP's
   execution-time model): at an overloaded node every reader gets the same
   fraction, a remote link caps the remote traffic;
@@ -47,6 +59,7 @@ class SimBE:
     mba: int = 100
     phases: tuple[tuple[float, float], ...] = ((8.0, 1.0), (4.0, 0.6))
     allowed: list[int] | None = None
+    cpu: float = 1.0
 
     def intensity(self, t: float) -> float:
         period = sum(d for d, _ in self.phases)
@@ -69,6 +82,7 @@ class SimConfig:
     latency_k: float = 0.7
     noise: float = 0.03
     seed: int = 42
+    mba: bool = True             # the host has MBA (resctrl MB)
 
 
 class SimulatedHost(Platform):
@@ -117,6 +131,21 @@ class SimulatedHost(Platform):
     def bandwidth_matrix(self) -> dict[int, dict[int, float]]:
         return {s: {d: (self.cfg.node_gbs if s == d else self.cfg.link_gbs)
                     for d in self.nodes()} for s in self.nodes()}
+
+    def has_mba(self) -> bool:
+        return self.cfg.mba
+
+    def get_cpu_share(self, vm: str) -> float | None:
+        return self.bes[vm].cpu
+
+    def set_cpu_share(self, vm: str, share: float) -> None:
+        self.bes[vm].cpu = max(0.01, min(1.0, float(share)))
+
+    def can_repin(self, vm: str) -> bool:
+        return vm in self.bes
+
+    def repin(self, vm: str, node: int) -> None:
+        self.bes[vm].node = int(node)
 
     def get_mba(self, vm: str) -> int:
         return self.bes[vm].mba
@@ -167,14 +196,15 @@ class SimulatedHost(Platform):
         # BE attempted traffic and the node loads it meets
         attempts = {}
         for name, be in self.bes.items():
-            rate = be.demand_gbs * be.intensity(self.t) * be.mba / 100.0
+            rate = be.demand_gbs * be.intensity(self.t) * be.mba / 100.0 \
+                * be.cpu
             if name in self._migrations:
                 rate *= 1.0 - cfg.migration_penalty
             total = sum(be.pages.values()) or 1.0
             attempts[name] = (rate, {n: be.pages.get(n, 0.0) / total
                                      for n in nodes})
-        demand = {n: lc_demand[n] + extra[n] +
-                  sum(r * w[n] for r, w in attempts.values()) for n in nodes}
+        demand = {n: lc_demand[n] + extra[n]
+                  + sum(r * w[n] for r, w in attempts.values()) for n in nodes}
         for name, (rate, w) in attempts.items():
             be = self.bes[name]
             scale = 1.0
@@ -188,8 +218,8 @@ class SimulatedHost(Platform):
             got = rate * scale
             self.be_rate[name] = got
             self._node_traffic[name] = {n: got * w[n] for n in nodes}
-        served = {n: lc_demand[n] + extra[n] +
-                  sum(tr[n] for tr in self._node_traffic.values())
+        served = {n: lc_demand[n] + extra[n]
+                  + sum(tr[n] for tr in self._node_traffic.values())
                   for n in nodes}
         for n in nodes:
             self.utilisation[n] = served[n] / cfg.node_gbs
@@ -206,3 +236,80 @@ class SimulatedHost(Platform):
         """One noisy p99 sample of an LC VM, as a probe would report it."""
         return self.lc_true_latency[lc] * math.exp(
             self.rng.gauss(0.0, self.cfg.noise))
+
+
+@dataclasses.dataclass
+class CpuSimConfig:
+    """A host whose cores a latency-critical and a best-effort VM share.
+
+    The LC VM needs ``demand`` cores (its phase's level times a lognormal
+    factor drawn each second: bursts); given ``a`` cores its p99 follows
+    ``base * (1 + k rho^2 / (1 - rho))`` with ``rho = demand / a`` (4th power
+    growth beyond saturation), observed with lognormal noise each tick. The
+    BE VM is CPU-bound and scales linearly: it uses its whole cap, and the
+    LC VM gets the rest of the host. UIPT is proportional to the cores each
+    VM turns into work, with ``uipt_noise``.
+    """
+
+    cores: float = 16.0
+    tick: float = 0.02
+    slo_ms: float = 35.0
+    base_ms: float = 8.0
+    latency_k: float = 0.7
+    phases: tuple[tuple[float, float], ...] = ((60.0, 8.0), (60.0, 3.0))
+    burst_sigma: float = 0.12
+    noise: float = 0.03
+    uipt_noise: float = 0.03
+    seed: int = 42
+
+
+class CpuSimHost:
+    """Advance with :meth:`step`; the policy sets ``be_cap`` (cores)."""
+
+    def __init__(self, config: CpuSimConfig | None = None) -> None:
+        self.cfg = config or CpuSimConfig()
+        self.rng = random.Random(self.cfg.seed)
+        self.t = 0.0
+        self.be_cap = 0.0
+        self._second = -1
+        self._burst = 1.0
+        self.demand = 0.0
+        self.lc_cores = 0.0
+        self.lc_latency = 0.0
+
+    def phase_level(self, t: float) -> float:
+        period = sum(d for d, _ in self.cfg.phases)
+        x = t % period
+        for duration, level in self.cfg.phases:
+            if x < duration:
+                return level
+            x -= duration
+        return self.cfg.phases[-1][1]
+
+    def step(self) -> None:
+        cfg = self.cfg
+        second = int(self.t)
+        if second != self._second:
+            self._second = second
+            self._burst = math.exp(self.rng.gauss(0.0, cfg.burst_sigma))
+        self.demand = self.phase_level(self.t) * self._burst
+        self.lc_cores = max(0.05, cfg.cores - self.be_cap)
+        rho = self.demand / self.lc_cores
+        r = min(rho, 0.98)
+        lat = cfg.base_ms * (1.0 + cfg.latency_k * r * r / (1.0 - r))
+        if rho > 0.98:
+            lat *= (rho / 0.98) ** 4
+        self.lc_latency = lat
+        self.t += cfg.tick
+
+    def observe(self) -> float:
+        return self.lc_latency * math.exp(self.rng.gauss(0.0, self.cfg.noise))
+
+    def lc_used(self) -> float:
+        return min(self.demand, self.lc_cores)
+
+    def uipt(self, cores_used: float) -> float:
+        """Instructions per second of a VM that worked ``cores_used`` cores
+        (in units of one core's instructions per second).
+        """
+        return cores_used * math.exp(self.rng.gauss(0.0, self.cfg.uipt_noise))

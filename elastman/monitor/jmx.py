@@ -1,13 +1,28 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A JMX client for Python: one long-lived JVM running JmxBridge.java.
 
 The bridge (``java/JmxBridge.java``, started in source-file mode, so no build
-step) keeps one JMX connection per node and serves requests concurrently;
-this side matches answers to requests by id, so one slow node never holds
-up another.
+step) keeps one JMX connection per node (and credentials) and serves requests
+concurrently; this side matches answers to requests by id, so one slow node
+never holds up another. Credentials reach the bridge on its standard input,
+never on a command line; a cluster's CA certificate is sent once per bridge
+JVM before the first TLS request that needs it.
 """
 from __future__ import annotations
 
+import base64
 import concurrent.futures
+import hashlib
 import itertools
 import json
 import os
@@ -16,6 +31,7 @@ import threading
 
 from oslo_log import log as logging
 
+from elastman.cassandra import access as access_mod
 from elastman.cassandra import runtime
 from elastman.common import exception
 
@@ -29,6 +45,14 @@ class JmxError(exception.ElastmanException):
     msg_fmt = 'JMX %(where)s: %(reason)s'
 
 
+class JmxAccessDenied(access_mod.AccessDenied, JmxError):
+    """The node's JMX refused the credentials or the TLS handshake."""
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
 class JmxBridge:
     """Thread-safe; restarts the JVM if it died."""
 
@@ -40,11 +64,13 @@ class JmxBridge:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._ready = threading.Event()
+        self._trusted: set[str] = set()     # CA digests sent to this JVM
 
     def start(self, timeout: float = 120.0) -> None:
         """Start the JVM now and wait until it has compiled and answers
         (the first start compiles the bridge source: seconds on a busy
-        host, which must not count against a node's JMX timeout)."""
+        host, which must not count against a node's JMX timeout).
+        """
         with self._lock:
             self._ensure()
         if not self._ready.wait(timeout):
@@ -62,6 +88,7 @@ class JmxBridge:
                 '-Dsun.rmi.transport.proxy.connectTimeout=%d' % ms,
                 BRIDGE_SOURCE]
         self._ready.clear()
+        self._trusted = set()
         self._proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True, bufsize=1)
@@ -80,6 +107,11 @@ class JmxBridge:
             if answer.get('id') == 'ready':
                 self._ready.set()
                 continue
+            if str(answer.get('id')).startswith('trust-'):
+                if not answer.get('ok'):
+                    LOG.warning('JMX bridge cannot trust a CA certificate: %s',
+                                answer.get('error'))
+                continue
             with self._lock:
                 future = self._pending.pop(str(answer.get('id')), None)
             if future is not None and not future.done():
@@ -93,25 +125,43 @@ class JmxBridge:
 
     def submit(self, host: str, port: int, pattern: str,
                attributes: tuple[str, ...] = (),
-               operations: tuple[str, ...] = ()
+               operations: tuple[str, ...] = (),
+               access: access_mod.Access | None = None
                ) -> concurrent.futures.Future:
-        """Ask for every MBean matching ``pattern``; a Future of the answer."""
+        """Ask for every MBean matching ``pattern``; a Future of the answer.
+
+        ``access`` gives the JMX credentials and whether to use TLS.
+        """
         future: concurrent.futures.Future = concurrent.futures.Future()
+        user = (access.jmx_user or '') if access else ''
+        secret = (access.jmx_secret or '') if access and user else ''
+        tls = bool(access and access.jmx_tls)
         with self._lock:
             proc = self._ensure()
             request_id = str(next(self._ids))
             self._pending[request_id] = future
-            line = '\t'.join((request_id, host, str(port),
-                              str(int(self.timeout * 1000)), 'QUERY', pattern,
-                              ','.join(attributes), ','.join(operations)))
+            lines = []
+            if tls and access.ca_certificate:
+                digest = hashlib.sha256(
+                    access.ca_certificate.encode()).hexdigest()
+                if digest not in self._trusted:
+                    self._trusted.add(digest)
+                    lines.append('\t'.join(('trust-' + digest[:8], '-', '-',
+                                            '-', 'TRUST',
+                                            _b64(access.ca_certificate))))
+            lines.append('\t'.join((
+                request_id, host, str(port), str(int(self.timeout * 1000)),
+                'QUERY', pattern, ','.join(attributes), ','.join(operations),
+                _b64(user), _b64(secret), '1' if tls else '0')))
             try:
-                proc.stdin.write(line + '\n')
+                proc.stdin.write(''.join(line + '\n' for line in lines))
                 proc.stdin.flush()
             except OSError as exc:
                 self._pending.pop(request_id, None)
                 future.set_exception(JmxError(where='bridge',
                                               reason=str(exc)))
         future.where = '%s:%s' % (host, port)
+        future.who = access_mod.who(access, jmx=True)
         return future
 
     def result(self, future: concurrent.futures.Future,
@@ -124,14 +174,21 @@ class JmxBridge:
             raise JmxError(where=where, reason='no answer within %ss'
                            % (timeout or self.timeout + 1))
         if not answer.get('ok'):
-            raise JmxError(where=where, reason=answer.get('error'))
+            error = answer.get('error') or 'unknown error'
+            denied = access_mod.denial(Exception(error))
+            if denied:
+                raise JmxAccessDenied(service='JMX', where=where,
+                                      who=getattr(future, 'who', '?'),
+                                      reason=denied)
+            raise JmxError(where=where, reason=error)
         return answer['result']
 
     def query(self, host: str, port: int, pattern: str,
               attributes: tuple[str, ...] = (),
-              operations: tuple[str, ...] = ()) -> list[dict]:
+              operations: tuple[str, ...] = (),
+              access: access_mod.Access | None = None) -> list[dict]:
         return self.result(self.submit(host, port, pattern, attributes,
-                                       operations))
+                                       operations, access=access))
 
     def close(self) -> None:
         with self._lock:

@@ -1,20 +1,33 @@
-"""Cumulative counters of one node at one instant, from JMX or CQL.
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""What a metrics source reads from one node at one instant.
 
-A reading holds only monotonically growing numbers (request counts and
-histogram bucket counts); samples are differences of two readings.
+A reading holds monotonically growing numbers (request counts, histogram
+bucket counts), from which samples are differences of two readings, and
+optionally gauges: values a source has already measured over a window of
+its own (a Prometheus exporter's decaying percentiles). The CQL reader here
+checks that a node serves CQL and, when the configured source cannot read a
+node, counts its requests from the virtual tables.
 """
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 
 from cassandra import cluster as cql_cluster
 from cassandra import policies
 from oslo_log import log as logging
 
-from elastman.monitor import histogram
-from elastman.monitor import jmx
+from elastman.cassandra import access as access_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -22,23 +35,18 @@ SYSTEM_KEYSPACES = frozenset({
     'system', 'system_schema', 'system_auth', 'system_distributed',
     'system_traces', 'system_views', 'system_virtual_schema',
     'system_cluster_metadata'})
-
-_METRICS = 'org.apache.cassandra.metrics'
-TABLE_PATTERN = _METRICS + ':type=Table,name=%s,*'
-WRITE_SIZE = _METRICS + ':type=ClientRequest,scope=Write,' \
-                        'name=MutationSizeHistogram'
-# time requests wait in the native-transport queue before the coordinator's
-# timer starts (Cassandra 4.1+; absent before)
-QUEUE_WAIT = _METRICS + ':type=Client,name=Queued'
-_KEYSPACE = re.compile(r'[:,]keyspace=([^,]+)')
+#: ``Reading.source`` of the CQL fallback (counts only)
+CQL = 'cql'
 
 
 @dataclasses.dataclass
 class Reading:
-    """Cumulative counters of one node; ``mono`` orders readings in time."""
+    """Cumulative counters of one node; ``mono`` orders readings in time
+    (seconds on any clock that is the same for two readings of the node).
+    """
 
     mono: float
-    source: str                                  # 'jmx' or 'cql'
+    source: str                                  # a source name, or 'cql'
     reads: int
     writes: int
     read_latency: list[int] | None = None        # microsecond buckets
@@ -46,66 +54,23 @@ class Reading:
     read_size: list[int] | None = None           # byte buckets
     write_size: list[int] | None = None
     queue_wait: list[int] | None = None          # microsecond buckets
+    # sample keys (sampler.METRIC_KEYS) a source measured itself; used where
+    # the two readings give no interval histogram
+    gauges: dict[str, float] | None = None
 
 
 @dataclasses.dataclass
 class Target:
-    """Where a node answers."""
+    """Where a node answers, and how to log in to it."""
 
     address: str
     cql_port: int = 9042
     jmx_host: str | None = None
     jmx_port: int | None = None
-
-
-class JmxReader:
-    """Per-table coordinator metrics (user keyspaces only) over JMX."""
-
-    def __init__(self, bridge: jmx.JmxBridge, excluded: frozenset[str]):
-        self.bridge = bridge
-        self.excluded = excluded
-
-    def read(self, target: Target) -> Reading:
-        host = target.jmx_host or target.address
-        port = target.jmx_port or 7199
-        submit = self.bridge.submit
-        futures = {
-            'read': submit(host, port, TABLE_PATTERN
-                           % 'CoordinatorReadLatency', ('Count',),
-                           ('values',)),
-            'write': submit(host, port, TABLE_PATTERN
-                            % 'CoordinatorWriteLatency', ('Count',),
-                            ('values',)),
-            'read_size': submit(host, port, TABLE_PATTERN
-                                % 'CoordinatorReadSize', ('Count',),
-                                ('values',)),
-            'write_size': submit(host, port, WRITE_SIZE, ('Count',),
-                                 ('values',)),
-            'queue': submit(host, port, QUEUE_WAIT, ('Count',), ('values',)),
-        }
-        results = {k: self.bridge.result(f) for k, f in futures.items()}
-        mono = time.monotonic()
-        reads, read_buckets = self._sum(results['read'])
-        writes, write_buckets = self._sum(results['write'])
-        _, read_size = self._sum(results['read_size'])
-        _, write_size = self._sum(results['write_size'], filtered=False)
-        _, queue_wait = self._sum(results['queue'], filtered=False)
-        return Reading(mono=mono, source='jmx', reads=reads, writes=writes,
-                       read_latency=read_buckets,
-                       write_latency=write_buckets, read_size=read_size,
-                       write_size=write_size, queue_wait=queue_wait)
-
-    def _sum(self, mbeans: list[dict], filtered: bool = True
-             ) -> tuple[int, list[int] | None]:
-        count, buckets = 0, None
-        for mbean in mbeans:
-            if filtered:
-                match = _KEYSPACE.search(mbean['name'])
-                if match is None or match.group(1) in self.excluded:
-                    continue
-            count += int(mbean['attrs'].get('Count') or 0)
-            buckets = histogram.add(buckets, mbean['ops'].get('values'))
-        return count, buckets
+    #: credentials and TLS of the node's cluster (None: neither)
+    access: access_mod.Access | None = None
+    node_id: str | None = None
+    cluster_id: str | None = None
 
 
 class CqlReader:
@@ -119,11 +84,18 @@ class CqlReader:
     def __init__(self, timeout: float, excluded: frozenset[str]) -> None:
         self.timeout = timeout
         self.excluded = excluded
-        self._sessions: dict[tuple[str, int], object] = {}
+        # (address, port) -> (fingerprint of the access, session)
+        self._sessions: dict[tuple[str, int], tuple[str, object]] = {}
 
     def _session(self, target: Target):
         key = (target.address, target.cql_port)
-        session = self._sessions.get(key)
+        fingerprint = target.access.fingerprint() if target.access else ''
+        known, session = self._sessions.get(key, (None, None))
+        if session is not None and known != fingerprint:
+            # the cluster's credentials changed: log in again
+            self._sessions.pop(key)
+            session.cluster.shutdown()
+            session = None
         if session is None:
             cluster = cql_cluster.Cluster(
                 contact_points=[target.address], port=target.cql_port,
@@ -134,14 +106,20 @@ class CqlReader:
                 reconnection_policy=policies.ConstantReconnectionPolicy(
                     max(1.0, self.timeout)),
                 protocol_version=5, idle_heartbeat_interval=10,
-                schema_metadata_enabled=False, token_metadata_enabled=False)
+                schema_metadata_enabled=False, token_metadata_enabled=False,
+                **access_mod.cql_options(target.access, target.address))
             try:
                 session = cluster.connect()
-            except Exception:
+            except Exception as exc:
                 cluster.shutdown()
+                reason = access_mod.denial(exc)
+                if reason:
+                    raise access_mod.AccessDenied(
+                        service='CQL', where='%s:%d' % key,
+                        who=access_mod.who(target.access), reason=reason)
                 raise
             session.default_timeout = self.timeout
-            self._sessions[key] = session
+            self._sessions[key] = (fingerprint, session)
         return session
 
     def ping(self, target: Target) -> None:
@@ -160,14 +138,14 @@ class CqlReader:
                                    timeout=self.timeout)
             counts.append(sum(r.count or 0 for r in rows
                               if r.keyspace_name not in self.excluded))
-        return Reading(mono=time.monotonic(), source='cql', reads=counts[0],
+        return Reading(mono=time.monotonic(), source=CQL, reads=counts[0],
                        writes=counts[1])
 
     def forget(self, keep: set[tuple[str, int]]) -> None:
         """Close sessions of nodes no longer monitored."""
         for key in list(self._sessions):
             if key not in keep:
-                self._sessions.pop(key).cluster.shutdown()
+                self._sessions.pop(key)[1].cluster.shutdown()
 
     def close(self) -> None:
         self.forget(set())

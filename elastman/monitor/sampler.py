@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """From two readings of a node to one sample (the trainer's contract).
 
 Sample keys: cluster_id, node_id, ts, up, interval_s, reads_per_s,
@@ -10,7 +21,7 @@ from __future__ import annotations
 import datetime
 import uuid
 
-from elastman.monitor import histogram
+from elastman.cassandra import histogram
 from elastman.monitor import readings
 
 METRIC_KEYS = ('reads_per_s', 'writes_per_s', 'read_bytes_mean',
@@ -71,7 +82,22 @@ def compute(cluster_id: uuid.UUID, node_id: str, ts: datetime.datetime,
         else None
     sample['write_bytes_mean'] = histogram.mean(write_size) if write_size \
         else None
+    _fill_from_gauges(sample, current.gauges, reads, writes)
     return sample
+
+
+def _fill_from_gauges(sample: dict, gauges: dict[str, float] | None,
+                      reads: int, writes: int) -> None:
+    """Take what the histograms left open from the source's own gauges,
+    for the kinds of request the interval had (as a histogram would).
+    """
+    for key, value in (gauges or {}).items():
+        if key not in METRIC_KEYS or key.endswith('_per_s') or \
+                sample[key] is not None or value is None:
+            continue
+        if (key.startswith('read_') and reads) or \
+                (key.startswith('write_') and writes):
+            sample[key] = float(value)
 
 
 def queue_extras(current: readings.Reading | None,

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Weighted-majority selection over the forecasters, per cluster and metric.
 
 Each series (one cluster, one metric) owns one instance of every enabled
@@ -34,13 +45,12 @@ from typing import (
 
 import numpy as np
 from oslo_log import log as logging
-from stevedore import extension
-from stevedore import named
 
-from elastman.common import exception
-from elastman.predictor import history as history_mod
-from elastman.predictor.forecasters import NAMESPACE
+from elastman.common import loader
+from elastman.predictor import intervals
 from elastman.predictor.forecasters.base import NotEnoughHistory
+from elastman.predictor.forecasters import NAMESPACE
+from elastman.predictor import history as history_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -96,7 +106,8 @@ class WeightedMajority:
 
     def penalise_errors(self, errors: Mapping[str, float]) -> List[str]:
         """Score the forecasters by their relative ``errors``; return who
-        missed."""
+        missed.
+        """
         missed = []
         known = [e for n, e in errors.items() if n in self.weights]
         # The paper's rule is "worse than the tolerance"; when every
@@ -210,6 +221,10 @@ class Forecast:
     predictions: Dict[str, List[float]]
     failed: Dict[str, str]
     missed: List[str]
+    #: ``upper[k]``: the ``level`` quantile of the highest value among the
+    #: next ``k + 1`` steps (:mod:`elastman.predictor.intervals`).
+    upper: List[float] = dataclasses.field(default_factory=list)
+    level: Optional[float] = None
 
     @property
     def value(self) -> Optional[float]:
@@ -234,13 +249,16 @@ class SeriesPredictor:
         classes: Mapping[str, type],
         selector: WeightedMajority,
         forecaster_kwargs: Optional[Mapping[str, Any]] = None,
+        quantile: Optional[intervals.PeakQuantile] = None,
     ) -> None:
         kwargs = dict(forecaster_kwargs or {})
         self.selector = selector
+        self.quantile = quantile or intervals.PeakQuantile()
         self.forecasters = {n: cls(**kwargs) for n, cls in classes.items()}
         # forecast paths of earlier rounds, newest first: [steps since
-        # made, {forecaster: path}] (float32: a few KB per series at the
-        # default horizon; only the newest is persisted)
+        # made, {forecaster: path}, running peak of the answer, highest
+        # value seen since] (float32: a few KB per series at the default
+        # horizon; only the newest is persisted)
         self.past: List[List[Any]] = []
         self._failing: set = set()
 
@@ -251,15 +269,31 @@ class SeriesPredictor:
             return {}
         return {n: [float(v) for v in p] for n, p in self.past[0][1].items()}
 
+    def _score_peaks(self, history: np.ndarray, advanced: int) -> None:
+        """Teach the quantile the peaks that matured with the new points."""
+        new = history[-advanced:] if advanced <= history.size else history
+        for entry in self.past:
+            peak = entry[2]
+            if peak is None:
+                continue
+            age = entry[0]
+            for v in new:
+                age += 1
+                entry[3] = max(entry[3], float(v))
+                if age <= len(peak):
+                    self.quantile.learn(age - 1, float(peak[age - 1]),
+                                        entry[3])
+
     def _score(self, history: np.ndarray, advanced: int) -> List[str]:
         if advanced < 1 or not self.past or history.size == 0:
             return []
+        self._score_peaks(history, advanced)
         actual = float(history[-1])
         errors: Dict[str, List[float]] = {}
         ages: Dict[str, List[int]] = {}
         for entry in self.past:
             entry[0] += advanced
-            age, paths = entry
+            age, paths = entry[0], entry[1]
             for name, path in paths.items():
                 if len(path) >= age:
                     err = self.selector.relative_error(float(path[age - 1]),
@@ -267,7 +301,8 @@ class SeriesPredictor:
                     errors.setdefault(name, []).append(min(err, MAX_PATH_ERROR))
                     ages.setdefault(name, []).append(age)
         self.past = [e for e in self.past
-                     if any(len(p) > e[0] for p in e[1].values())]
+                     if any(len(p) > e[0] for p in e[1].values())
+                     or (e[2] is not None and len(e[2]) > e[0])]
         if not errors:
             return []
         # a path made k rounds ago weighs 1/k: the one-step forecast counts
@@ -311,8 +346,6 @@ class SeriesPredictor:
                 log = LOG.debug if name in self._failing else LOG.warning
                 log('Forecaster %s skipped this round: %s', name, failed[name])
                 self._failing.add(name)
-        self.past.insert(0, [0, {n: np.asarray(p, dtype=np.float32)
-                                 for n, p in preds.items()}])
         if preds:
             if mode == 'average':
                 values, chosen = self.selector.average(
@@ -325,6 +358,12 @@ class SeriesPredictor:
             values, chosen = np.full(horizon, float(y[-1])), FALLBACK
         else:
             values, chosen = np.empty(0), None
+        values = np.asarray(values, dtype=float)
+        peak = np.maximum.accumulate(values) if values.size else None
+        self.past.insert(0, [0, {n: np.asarray(p, dtype=np.float32)
+                                 for n, p in preds.items()},
+                             None if peak is None else
+                             peak.astype(np.float32), -np.inf])
         return Forecast(
             values=[float(v) for v in values],
             chosen=chosen,
@@ -333,12 +372,18 @@ class SeriesPredictor:
             predictions={n: [float(v) for v in p] for n, p in preds.items()},
             failed=failed,
             missed=missed,
+            upper=[float(v) for v in self.quantile.upper(values)],
+            level=self.quantile.level,
         )
 
     def to_dict(self) -> Dict[str, Any]:
+        newest = self.past[0] if self.past else None
         return {
             'selector': self.selector.to_dict(),
             'pending': self.pending,
+            'pending_peak': ([] if newest is None or newest[2] is None
+                             else [float(v) for v in newest[2]]),
+            'quantile': self.quantile.to_dict(),
         }
 
     def load(self, data: Mapping[str, Any]) -> None:
@@ -352,43 +397,21 @@ class SeriesPredictor:
         pending = {n: np.asarray(p, dtype=np.float32)
                    for n, p in data.get('pending', {}).items()
                    if n in self.forecasters}
-        self.past = [[0, pending]] if pending else []
+        peak = np.asarray(data.get('pending_peak') or [], dtype=np.float32)
+        self.past = ([[0, pending, peak if peak.size else None, -np.inf]]
+                     if pending or peak.size else [])
+        if data.get('quantile'):
+            self.quantile.load(data['quantile'])
 
 
 def load_forecaster_classes(
     names: Optional[Sequence[str]] = None,
 ) -> Dict[str, type]:
-    """Forecaster classes from the ``elastman.forecasters`` namespace."""
-
-    def _failed(manager: Any, ep: Any, exc: Exception) -> None:
-        LOG.error('Cannot load forecaster %s: %s', ep.name, exc)
-
-    if names:
-        mgr = named.NamedExtensionManager(
-            NAMESPACE,
-            names=list(names),
-            invoke_on_load=False,
-            name_order=True,
-            on_load_failure_callback=_failed,
-        )
-    else:
-        mgr = extension.ExtensionManager(
-            NAMESPACE, invoke_on_load=False, on_load_failure_callback=_failed
-        )
-    classes = {ext.name: ext.plugin for ext in mgr}
-    missing = set(names or ()) - set(classes)
-    if missing:
-        LOG.warning(
-            'Unknown forecasters ignored: %s', ', '.join(sorted(missing))
-        )
-    if not classes:
-        # forecasting with nothing but the fallback would look healthy
-        raise exception.ConfigurationError(
-            reason='no forecaster plug-in could be loaded from the %s '
-            'namespace (asked for: %s); is elastman installed in this '
-            'Python?' % (NAMESPACE, ', '.join(names) if names else 'all')
-        )
-    return classes
+    """Forecaster classes from the ``elastman.forecasters`` namespace: those
+    of ``names`` in that order, or all of them (ConfigurationError for one
+    that cannot be loaded).
+    """
+    return loader.classes(NAMESPACE, '[predictor] forecasters', names)
 
 
 class Ensemble:
@@ -411,6 +434,7 @@ class Ensemble:
         refit_interval: int = 10,
         weight_floor: float = 0.05,
         classes: Optional[Mapping[str, type]] = None,
+        quantile: float = 0.9,
     ) -> None:
         if mode not in MODES:
             raise ValueError('mode must be one of %s' % (MODES,))
@@ -427,6 +451,9 @@ class Ensemble:
         self.mode, self.horizon = mode, max(1, int(horizon))
         self.seasonal_periods = tuple(seasonal_periods)
         self.refit_interval = max(1, int(refit_interval))
+        if not 0.0 < quantile < 1.0:
+            raise ValueError('quantile must be in (0, 1)')
+        self.quantile = float(quantile)
         self._series: Dict[Hashable, SeriesPredictor] = {}
         self._lock = threading.Lock()
 
@@ -449,6 +476,7 @@ class Ensemble:
             seasonal_periods=seasons,
             refit_interval=p.refit_interval,
             weight_floor=p.weight_floor,
+            quantile=p.quantile,
         )
 
     @property
@@ -470,6 +498,7 @@ class Ensemble:
                         'refit_offset': offset,
                         'seasonal_periods': self.seasonal_periods,
                     },
+                    intervals.PeakQuantile(self.quantile),
                 )
                 self._series[key] = sp
             return sp

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman-predictor: forecasts each cluster's read and write intensity.
 
 Every ``[predictor] period`` seconds, for every cluster whose lease it holds,
@@ -15,16 +26,17 @@ import math
 import threading
 import time
 
-import oslo_messaging as messaging
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from elastman.common import context
 from elastman.common import exception
-from elastman.common import timestamps
 from elastman.common import manager
 from elastman.common import rpc
+from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor import history as history_mod
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -47,11 +59,15 @@ class PredictorManager(manager.Manager):
         self.notifier = None
         self._last_bucket: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
+        self.share = sharing.WorkShare(
+            store, self.WORKER, conf.host, 3 * conf.predictor.period + 1) \
+            if store is not None else None
 
     @property
     def horizon_steps(self) -> int:
         """Steps covering the next control period plus a node's join time,
-        so the actuator can act before the load arrives."""
+        so the actuator can act before the load arrives.
+        """
         need = self.conf.actuator.control_period + \
             self.conf.actuator.join_timeout
         return max(self.conf.predictor.horizon,
@@ -59,6 +75,8 @@ class PredictorManager(manager.Manager):
 
     def start(self) -> None:
         super().start()
+        if self.share is not None:
+            self.share.start()
         if self.transport is not None:
             self.notifier = rpc.get_notifier(
                 self.conf, rpc.get_notification_transport(self.conf),
@@ -71,14 +89,20 @@ class PredictorManager(manager.Manager):
         return 'forecasting with %s (%s selection)' % (
             ', '.join(self.ensemble.names), self.conf.predictor.selection)
 
+    def stop(self) -> None:
+        if self.share is not None:
+            self.share.stop()
+
     def predict_all(self, now: float | None = None) -> None:
-        ttl = 3 * self.conf.predictor.period + 1
-        for cluster in self.store.clusters.all():
+        """One round over this predictor's share of the clusters (leases)."""
+        clusters = self.store.clusters.all()
+        mine = set(self.share.claim(c['id'] for c in clusters))
+        for cluster in clusters:
             cluster_id = str(cluster['id'])
-            if not self.store.leases.acquire('predictor/%s' % cluster_id,
-                                             self.conf.host, ttl):
+            if cluster_id not in mine:
                 for metric in METRICS:
                     self.ensemble.forget((cluster_id, metric))
+                    self._last_bucket.pop((cluster_id, metric), None)
                 continue
             try:
                 self.predict_cluster(cluster, now)
@@ -125,7 +149,9 @@ class PredictorManager(manager.Manager):
                 self.store.forecasts.add(cluster['id'], metric, made_at,
                                          int(period), forecast.values,
                                          forecast.chosen or 'none',
-                                         forecast.weights)
+                                         forecast.weights,
+                                         upper=forecast.upper,
+                                         quantile=forecast.level)
                 self.store.models.save(
                     STATE_SCOPE, '%s/%s' % key,
                     json.dumps(self.ensemble.state(key)).encode(),
@@ -152,6 +178,8 @@ class PredictorManager(manager.Manager):
         self.notifier.info(context.get_admin_context(), 'elastman.forecast',
                            {'cluster_id': cluster_id, 'metric': metric,
                             'values': forecast.values,
+                            'upper': forecast.upper,
+                            'quantile': forecast.level,
                             'forecaster': forecast.chosen,
                             'weights': forecast.weights})
 

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The action journal (scaling actions as resumable state machines) and the
-decision record of every control period."""
+decision record of every control period.
+"""
 from __future__ import annotations
 
 import datetime
@@ -47,7 +59,8 @@ class ActionRepository(base.Repository):
                 expected_step: str | None = None,
                 result: dict | None = None, reason: str | None = None) -> None:
         """Record the next step; with ``expected_step`` only if the journal
-        still shows that step (a lightweight transaction)."""
+        still shows that step (a lightweight transaction).
+        """
         cql = ('UPDATE actions SET step = ?, state = ?, result = ?, '
                'reason = ?, updated_at = ? WHERE cluster_id = ? AND id = ?')
         params = (step, state, base.dumps(result), reason, timeutils.utcnow(),

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Shared plumbing of the store repositories: prepared statements, paging."""
 from __future__ import annotations
 
@@ -7,6 +18,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from cassandra import concurrent
 from cassandra import query
 
 from elastman.common import exception
@@ -52,6 +64,27 @@ class Repository:
         bound.fetch_size = self._conf.store.page_size
         yield from self._session.execute(bound)
 
+    def _execute_many(self, cql: str, params: list[tuple]) -> None:
+        """Run one statement for many parameter tuples, ``[store]
+        concurrency`` requests in flight at a time; raises the first error."""
+        if params:
+            concurrent.execute_concurrent_with_args(
+                self._session, self._statement(cql), params,
+                concurrency=self._conf.store.concurrency)
+
+    def _fetch_many(self, cql: str, params: list[tuple]) -> list[list[dict]]:
+        """The rows of one query per parameter tuple, in their order, with
+        ``[store] concurrency`` queries in flight at a time."""
+        stmt = self._statement(cql)
+        bound = []
+        for p in params:
+            b = stmt.bind(p)
+            b.fetch_size = self._conf.store.page_size
+            bound.append((b, None))
+        results = concurrent.execute_concurrent(
+            self._session, bound, concurrency=self._conf.store.concurrency)
+        return [list(result) for _ok, result in results]
+
     def _page(self, cql: str, params: tuple, limit: int,
               marker: str | None) -> Page:
         """One page of at most ``limit`` rows, resumable from ``marker``."""
@@ -71,7 +104,8 @@ _TABLE_REF = re.compile(r'\b(FROM|INTO|UPDATE)\s+([A-Za-z_][A-Za-z0-9_]*)\b(?!\.
 def _qualify(cql: str, keyspace: str) -> str:
     """Name the keyspace in every table reference: a session without a
     current keyspace (no USE) is what Cassandra recommends for prepared
-    statements."""
+    statements.
+    """
     return _TABLE_REF.sub(lambda m: '%s %s.%s' % (m.group(1), keyspace,
                                                   m.group(2)), cql)
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Managed Cassandra clusters."""
 from __future__ import annotations
 
@@ -75,4 +86,7 @@ class ClusterRepository(base.Repository):
         return self.get(cluster_id)
 
     def delete(self, cluster_id: uuid.UUID) -> None:
+        """The cluster's row and its credentials."""
+        self._execute('DELETE FROM cluster_credentials WHERE cluster_id = ?',
+                      (cluster_id,))
         self._execute('DELETE FROM clusters WHERE id = ?', (cluster_id,))

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Connecting to elastman's Cassandra store."""
 from __future__ import annotations
 
@@ -46,6 +57,8 @@ def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
             connect_timeout=conf.store.connect_timeout,
             control_connection_timeout=conf.store.request_timeout,
             execution_profiles={cql_cluster.EXEC_PROFILE_DEFAULT: profile},
+            reconnection_policy=policies.ExponentialReconnectionPolicy(
+                1.0, conf.store.reconnect_max_delay),
             protocol_version=cassandra.ProtocolVersion.V5)
 
     @tenacity.retry(stop=tenacity.stop_after_attempt(conf.store.connect_retries),

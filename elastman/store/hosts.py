@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Compute-host agents and the interference reports they send."""
 from __future__ import annotations
 
@@ -6,6 +17,7 @@ import datetime
 from oslo_utils import timeutils
 
 from elastman.common import exception
+from elastman.common import timestamps
 from elastman.store import base
 
 
@@ -20,6 +32,42 @@ class HostRepository(base.Repository):
                       (ts, base.dumps(details or {}), host))
         self._execute('INSERT INTO host_reports (host, ts, vms) '
                       'VALUES (?, ?, ?)', (host, ts, base.dumps(vms)))
+
+    def latest_vms(self, host: str, now: float, max_age: float) -> dict:
+        """``{vm: {...}}`` of the host's newest report, or ``{}`` when the
+        host has none or the newest is more than ``max_age`` s before
+        ``now`` (epoch seconds).
+        """
+        page = self.reports(host, limit=1)
+        if not page:
+            return {}
+        latest = page[0]
+        if now - timestamps.epoch(latest['ts']) > max_age:
+            return {}
+        return latest['vms'] if isinstance(latest['vms'], dict) else {}
+
+    def interference(self, nodes, now: float, max_age: float
+                     ) -> dict[str, float]:
+        """Each node's interference index from the newest report of its
+        compute host's agent: ``{node_id: index}``.
+
+        ``nodes`` are node rows (``node_id``, ``host``, ``server_id``); a node
+        whose host has no report within ``max_age`` s, or whose server the
+        report does not name, is left out.
+        """
+        reports: dict[str, dict] = {}
+        found = {}
+        for node in nodes:
+            host, server = node.get('host'), node.get('server_id')
+            if not host or not server:
+                continue
+            if host not in reports:
+                reports[host] = self.latest_vms(host, now, max_age)
+            vm = reports[host].get(server)
+            if isinstance(vm, dict) and \
+                    vm.get('interference_index') is not None:
+                found[node['node_id']] = float(vm['interference_index'])
+        return found
 
     def get(self, host: str) -> dict:
         row = self._one('SELECT * FROM host_agents WHERE host = ?', (host,))

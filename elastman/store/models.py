@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Fitted capacity models (versioned) and the grid cells they learn from."""
 from __future__ import annotations
 
@@ -72,3 +83,7 @@ class ModelRepository(base.Repository):
         return {row['cell']: row['payload'] for row in self._iterate(
             'SELECT cell, payload FROM model_cells WHERE scope = ? AND '
             'model_id = ?', (scope, model_id))}
+
+    def delete_cells(self, scope: str, model_id: str) -> None:
+        self._execute('DELETE FROM model_cells WHERE scope = ? AND '
+                      'model_id = ?', (scope, model_id))

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The store's schema, as an ordered list of migrations.
 
 ``elastman-manage db sync`` creates the keyspace and applies every migration
@@ -86,6 +97,36 @@ MIGRATIONS: tuple[Migration, ...] = (
             PRIMARY KEY (host, ts))
             WITH CLUSTERING ORDER BY (ts DESC)
             AND default_time_to_live = 604800""",
+    )),
+    Migration(3, 'clusters\' encrypted credentials', (
+        """CREATE TABLE IF NOT EXISTS cluster_credentials (
+            cluster_id uuid PRIMARY KEY, secret blob,
+            updated_at timestamp)""",
+    )),
+    Migration(4, 'why and since when a node is in its state (node health)', (
+        "ALTER TABLE nodes ADD IF NOT EXISTS state_reason text",
+        "ALTER TABLE nodes ADD IF NOT EXISTS state_changed_at timestamp",
+    )),
+    Migration(5, 'forecasts carry their peak and its upper quantile', (
+        'ALTER TABLE forecasts ADD IF NOT EXISTS peak list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS upper list<double>',
+        'ALTER TABLE forecasts ADD IF NOT EXISTS quantile double',
+    )),
+    Migration(6, 'capacity summaries and cells, one row each', (
+        """CREATE TABLE IF NOT EXISTS capacity_summaries (
+            cluster_id text, scope text, key text, flavor text,
+            version int, revision bigint, fitted_revision bigint,
+            sampled_until double, imported boolean, model blob,
+            updated_at timestamp,
+            PRIMARY KEY (cluster_id, scope, key))""",
+        """CREATE TABLE IF NOT EXISTS capacity_cells (
+            cluster_id text, node_id text, cell text, data blob,
+            PRIMARY KEY ((cluster_id, node_id), cell))""",
+    )),
+    Migration(7, 'the live copies of each worker', (
+        """CREATE TABLE IF NOT EXISTS worker_members (
+            worker text, holder text, seen_at timestamp,
+            PRIMARY KEY (worker, holder))""",
     )),
 )
 

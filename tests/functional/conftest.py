@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Session-wide real services: one Cassandra store node and one RabbitMQ vhost.
 
 Each test gets a keyspace of its own where it needs isolation.
@@ -57,7 +68,8 @@ def keyspace_conf(conf, store_node):
     conf.set_override('keyspace', keyspace, 'store')
     yield conf
     session = connection.connect(conf)
-    session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace)
+    # a schema change waits for the node: slow on a loaded machine
+    session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace, timeout=120)
     connection.close(session)
     conf.clear_override('keyspace', 'store')
 

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Real services for the functional tests: a Cassandra store node and a
-RabbitMQ vhost. Each helper cleans up what it started."""
+RabbitMQ vhost. Each helper cleans up what it started.
+"""
 from __future__ import annotations
 
 import os
@@ -107,3 +119,65 @@ def wait_for(predicate, timeout: float, interval: float = 0.5):
             return result
         time.sleep(interval)
     raise TimeoutError('condition not met within %ss' % timeout)
+
+
+class PrivateRabbit:
+    """A RabbitMQ node of this test's own (own node name, ports and
+    directories) that the test may stop and start again without touching
+    the machine's broker.
+    """
+
+    BIN = '/usr/lib/rabbitmq/bin'
+
+    def __init__(self) -> None:
+        self.name = 'elastman-%s@localhost' % uuid.uuid4().hex[:8]
+        self.port = free_port()
+        self.dist_port = free_port()
+        self.base = tempfile.mkdtemp(prefix='elastman-rabbit-')
+        shutil.chown(self.base, 'rabbitmq')
+
+    @property
+    def url(self) -> str:
+        return 'rabbit://guest:guest@127.0.0.1:%d/' % self.port
+
+    def _run(self, script: str, *args: str, timeout: int = 120,
+             check: bool = True) -> subprocess.CompletedProcess:
+        env = {'RABBITMQ_NODENAME': self.name,
+               'RABBITMQ_NODE_PORT': str(self.port),
+               'RABBITMQ_DIST_PORT': str(self.dist_port),
+               'RABBITMQ_MNESIA_BASE': os.path.join(self.base, 'mnesia'),
+               'RABBITMQ_LOG_BASE': os.path.join(self.base, 'log'),
+               'RABBITMQ_ENABLED_PLUGINS_FILE': os.path.join(self.base,
+                                                             'plugins'),
+               'RABBITMQ_CONFIG_FILE': os.path.join(self.base, 'none'),
+               'HOME': '/var/lib/rabbitmq'}
+        command = ' '.join(['env'] + ['%s=%s' % kv for kv in env.items()]
+                           + [os.path.join(self.BIN, script), *args])
+        argv = ['/bin/sh', '-c', command]
+        if os.geteuid() == 0:   # the broker runs as its own user
+            argv = ['su', 'rabbitmq', '-s', '/bin/sh', '-c', command]
+        return subprocess.run(argv, check=check, timeout=timeout,
+                              cwd=self.base, capture_output=True, text=True)
+
+    def start(self) -> None:
+        if not os.path.exists(os.path.join(self.BIN, 'rabbitmq-server')):
+            raise RuntimeError('RabbitMQ is not installed: run '
+                               'tools/install.sh --rabbitmq')
+        self._run('rabbitmq-server', '-detached')
+        try:
+            # the node registers with epmd a while after -detached returns
+            wait_for(lambda: port_open('127.0.0.1', self.port) and self._run(
+                'rabbitmqctl', '-n', self.name, 'await_startup', '--timeout',
+                '60', check=False, timeout=90).returncode == 0,
+                timeout=180, interval=2)
+        except Exception:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        self._run('rabbitmqctl', '-n', self.name, 'stop', check=False)
+        wait_for(lambda: not port_open('127.0.0.1', self.port), timeout=60)
+
+    def destroy(self) -> None:
+        self.stop()
+        shutil.rmtree(self.base, ignore_errors=True)

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Separate elastman processes over a real RabbitMQ, and the commands an
-operator runs: db sync, elastman-all, clean SIGTERM shutdown."""
+operator runs: db sync, elastman-all, clean SIGTERM shutdown.
+"""
 import json
 import signal
 import subprocess
@@ -9,8 +21,8 @@ import urllib.request
 
 from elastman.common import context
 from elastman.common import rpc
-from elastman.hostagent import manager as hostagent_manager
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
+from elastman.hostagent import manager as hostagent_manager
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services
@@ -36,8 +48,8 @@ class _Process:
         return ''.join(self.lines)
 
     def wait_for_line(self, text, timeout=60):
-        services.wait_for(lambda: text in self.output or
-                          self.popen.poll() is not None, timeout=timeout)
+        services.wait_for(lambda: text in self.output
+                          or self.popen.poll() is not None, timeout=timeout)
         assert text in self.output, self.output
 
     def terminate(self, timeout=60):

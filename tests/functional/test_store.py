@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The store against a real Cassandra node."""
 import datetime
 import uuid
@@ -90,8 +101,8 @@ def test_samples_have_ttl_and_come_back_newest_first(store, keyspace_conf):
     assert store.samples.for_node(cid, 'n1', limit=1)[0]['reads_per_s'] \
         == 102.0
     ttl = store.session.execute(
-        'SELECT TTL(reads_per_s) AS t FROM ' + keyspace_conf.store.keyspace +
-        '.samples WHERE cluster_id = %s '
+        'SELECT TTL(reads_per_s) AS t FROM ' + keyspace_conf.store.keyspace
+        + '.samples WHERE cluster_id = %s '
         'AND node_id = %s LIMIT 1', (cid, 'n1')).one()['t']
     assert 0 < ttl <= keyspace_conf.store.sample_ttl
     store.samples.add_cluster_workload(cid, t0, 10.0, 5.0, 3, 3)
@@ -121,6 +132,14 @@ def test_forecasts(store):
     latest = store.forecasts.latest(cid, 'reads')
     assert latest['predicted'] == [1.0, 2.0] and latest['horizon_s'] == 120
     assert latest['weights']['regression_tree'] == 0.5
+    assert not latest['upper'] and latest['quantile'] is None
+    assert not latest['peak']
+    store.forecasts.add(cid, 'reads', datetime.datetime(2026, 1, 1, 0, 1), 60,
+                        [1.0, 2.0], 'arima_100', {'arima_100': 1.0},
+                        upper=[1.5, 2.5], quantile=0.9, peak=[1.2, 2.2])
+    latest = store.forecasts.latest(cid, 'reads')
+    assert latest['upper'] == [1.5, 2.5] and latest['quantile'] == 0.9
+    assert latest['peak'] == [1.2, 2.2]
 
 
 def test_action_journal(store):
@@ -149,3 +168,22 @@ def test_leases_are_exclusive(store):
     assert not store.leases.release('cluster-x', 'host-b')
     assert store.leases.release('cluster-x', 'host-a')
     assert store.leases.acquire('cluster-x', 'host-b', ttl=30)
+
+
+def test_host_reports_give_each_node_its_interference_index(store):
+    import time
+    store.hosts.report('cmp-1', {'vm-a': {'interference_index': 0.3},
+                                 'vm-b': {'latency_ms': 4.0}})
+    old = datetime.datetime.now(datetime.timezone.utc) - \
+        datetime.timedelta(seconds=600)
+    store.hosts.report('cmp-2', {'vm-c': {'interference_index': 0.8}},
+                       ts=old)
+    nodes = [{'node_id': 'a', 'host': 'cmp-1', 'server_id': 'vm-a'},
+             {'node_id': 'b', 'host': 'cmp-1', 'server_id': 'vm-b'},
+             {'node_id': 'c', 'host': 'cmp-2', 'server_id': 'vm-c'},
+             {'node_id': 'd', 'host': None, 'server_id': 'vm-d'}]
+    now = time.time()
+    assert store.hosts.interference(nodes, now, 120) == {'a': 0.3}
+    assert store.hosts.interference(nodes, now, 3600) == {
+        'a': 0.3, 'c': 0.8}
+    assert store.hosts.latest_vms('cmp-9', now, 120) == {}

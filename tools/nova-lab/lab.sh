@@ -62,16 +62,21 @@ mysql_cli() { mariadb --socket="$LAB/run/mysql.sock" -uroot "$@"; }
 # group) also stops gunicorn workers and any child.
 svc_start() {
     local name=$1; shift
-    (cd "$LAB" || exit 1
-     export PYTHONPATH=$LAB/lib OS_NOVA_CONFIG_DIR=$LAB/etc/nova \
-         OS_PLACEMENT_CONFIG_DIR=$LAB/etc/placement OS_GLANCE_CONFIG_DIR=$LAB/etc/glance \
-         PATH=$VENV/bin:$PATH
-     [ -n "$KEYSTONE" ] && export FAKE_NEUTRON_CONFIG=$LAB/etc/neutron.conf
-     # the pid is written after setsid, which may have forked
-     exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "run/$name.pid" "$@" \
-         > "logs/$name.out" 2>&1 < /dev/null) &
+    (
+        cd "$LAB" || exit 1
+        export PYTHONPATH=$LAB/lib OS_NOVA_CONFIG_DIR=$LAB/etc/nova \
+            OS_PLACEMENT_CONFIG_DIR=$LAB/etc/placement OS_GLANCE_CONFIG_DIR=$LAB/etc/glance \
+            PATH=$VENV/bin:$PATH
+        [ -n "$KEYSTONE" ] && export FAKE_NEUTRON_CONFIG=$LAB/etc/neutron.conf
+        # the pid is written after setsid, which may have forked
+        exec setsid sh -c 'echo $$ > "$0"; exec "$@"' "run/$name.pid" "$@" \
+            > "logs/$name.out" 2>&1 < /dev/null
+    ) &
     local i
-    for ((i = 0; i < 50; i++)); do [ -s "$LAB/run/$name.pid" ] && return 0; sleep 0.1; done
+    for ((i = 0; i < 50; i++)); do
+        [ -s "$LAB/run/$name.pid" ] && return 0
+        sleep 0.1
+    done
     die "$name did not start"
 }
 
@@ -83,11 +88,18 @@ svc_stop_all() {
         [ "$(basename "$f")" = mariadb.pid ] && continue
         pids="$pids $(cat "$f")"; rm -f "$f"
     done
-    for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || true; done
-    wait_gone 8 $pids || for p in $pids; do kill -KILL -- "-$p" 2>/dev/null || true; done
+    for p in $pids; do
+        kill -TERM -- "-$p" 2>/dev/null || true
+    done
+    if ! wait_gone 8 $pids; then
+        for p in $pids; do
+            kill -KILL -- "-$p" 2>/dev/null || true
+        done
+    fi
     stop_guests
     if [ -e "$LAB/run/mariadb.pid" ]; then
-        local m; m=$(cat "$LAB/run/mariadb.pid")
+        local m
+        m=$(cat "$LAB/run/mariadb.pid")
         kill -TERM "$m" 2>/dev/null || true
         wait_gone 30 "$m" || kill -KILL "$m" 2>/dev/null || true
         rm -f "$LAB/run/mariadb.pid"
@@ -105,9 +117,14 @@ stop_guests() {
         grep -q CassandraDaemon "/proc/$p/cmdline" 2>/dev/null || continue
         pids="$pids $p"
     done
-    for p in $pids; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done
-    [ -n "$pids" ] && { wait_gone 20 $pids || for p in $pids; do
-        kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done; }
+    for p in $pids; do
+        kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true
+    done
+    if [ -n "$pids" ] && ! wait_gone 20 $pids; then
+        for p in $pids; do
+            kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
+        done
+    fi
     for g in "$LAB"/guests/*; do
         [ -d "$g" ] || continue
         rmdir "/sys/fs/cgroup/cpu/novalab/$(basename "$g")" "/sys/fs/cgroup/novalab/$(basename "$g")" \
@@ -116,7 +133,8 @@ stop_guests() {
 }
 
 wait_gone() {   # wait_gone SECONDS PID... : 0 once none is alive
-    local limit=$(( $1 * 5 )); shift
+    local limit
+    limit=$(( $1 * 5 )); shift
     local i p alive
     for ((i = 0; i < limit; i++)); do
         alive=0
@@ -164,7 +182,8 @@ EOF
 write_configs() {
     mkdir -p "$LAB"/{etc/nova,etc/placement,etc/glance,data/glance/{images,staging,tasks},logs,state/lock,lib,run,guests}
     cp "$HERE"/lib/*.py "$LAB/lib/"
-    local site; site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    local site
+    site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     cmp -s "$HERE/lib/novalab_fake.py" "$site/nova/virt/novalab_fake.py" \
         || cp "$HERE/lib/novalab_fake.py" "$site/nova/virt/novalab_fake.py"
 
@@ -312,8 +331,12 @@ api_paste_config = $LAB/etc/nova/api-paste.ini
 EOF
     if [ -n "$KEYSTONE" ]; then
         # Nova sends its own token beside the user's to Neutron and Glance
-        { authtoken_section; service_auth keystone; service_auth service_user
-          echo "send_service_user_token = true"; } >> "$LAB/etc/nova/nova.conf"
+        {
+            authtoken_section
+            service_auth keystone
+            service_auth service_user
+            echo "send_service_user_token = true"
+        } >> "$LAB/etc/nova/nova.conf"
     fi
 
     local h
@@ -355,8 +378,10 @@ start_mariadb() {
 # key still names 13306, the port it was once part of).
 DB_LAYOUT=1
 db_template_key() {
-    { "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
-      echo "13306 $DB_LAYOUT"; } | sha256sum | cut -c1-12
+    {
+        "$VENV/bin/pip" freeze 2>/dev/null | grep -Ei '^(nova|openstack-placement|glance)=='
+        echo "13306 $DB_LAYOUT"
+    } | sha256sum | cut -c1-12
 }
 
 build_databases() {
@@ -364,9 +389,9 @@ build_databases() {
         --skip-test-db > "$LAB/logs/mariadb-install.log" 2>&1
     start_mariadb
     mysql_cli -e "
-      CREATE DATABASE nova_api; CREATE DATABASE nova; CREATE DATABASE nova_cell0;
-      CREATE DATABASE placement; CREATE DATABASE glance;
-      CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY 'os'; GRANT ALL ON *.* TO 'os'@'127.0.0.1';"
+        CREATE DATABASE nova_api; CREATE DATABASE nova; CREATE DATABASE nova_cell0;
+        CREATE DATABASE placement; CREATE DATABASE glance;
+        CREATE USER 'os'@'127.0.0.1' IDENTIFIED BY 'os'; GRANT ALL ON *.* TO 'os'@'127.0.0.1';"
     local nm="$VENV/bin/nova-manage --config-file $LAB/etc/nova/nova.conf"
     "$VENV/bin/placement-manage" --config-file "$LAB/etc/placement/placement.conf" db sync \
         > "$LAB/logs/placement-manage.out" 2>&1 &
@@ -384,7 +409,8 @@ build_databases() {
 template_dir() { echo "$CACHE/nova-lab-db-$(db_template_key)"; }
 
 prepare_databases() {
-    local template; template=$(template_dir)
+    local template
+    template=$(template_dir)
     if [ -f "$template/.complete" ]; then
         cp -a "$template/mysql" "$LAB/mysql"
         start_mariadb
@@ -404,8 +430,9 @@ prepare_databases() {
         step "database template saved in $template"
     fi
     # cell1 talks over this run's transport URL
+    # and every cell reaches this run's database port
     mysql_cli -e "UPDATE nova_api.cell_mappings SET transport_url='$RABBIT' WHERE name='cell1';
-      UPDATE nova_api.cell_mappings SET database_connection =
+        UPDATE nova_api.cell_mappings SET database_connection =
         REGEXP_REPLACE(database_connection, '@127.0.0.1:[0-9]+/', '@127.0.0.1:$P_DB/')"
 }
 
@@ -468,15 +495,20 @@ status() {
     local f
     for f in "$LAB"/run/*.pid; do
         [ -e "$f" ] || { echo "nova-lab: not running"; return 0; }
-        local p; p=$(cat "$f")
+        local p
+        p=$(cat "$f")
         if kill -0 "$p" 2>/dev/null; then echo "$(basename "$f" .pid) $p running"
         else echo "$(basename "$f" .pid) $p dead"; fi
     done
     for f in "$LAB"/guests/*/node/cassandra.pid; do
         [ -e "$f" ] || continue
-        local g; g=$(basename "$(dirname "$(dirname "$f")")")
+        local g
+        g=$(basename "$(dirname "$(dirname "$f")")")
         if grep -q CassandraDaemon "/proc/$(cat "$f")/cmdline" 2>/dev/null; then
-            echo "guest-$g $(cat "$f") running"; else echo "guest-$g $(cat "$f") stopped"; fi
+            echo "guest-$g $(cat "$f") running"
+        else
+            echo "guest-$g $(cat "$f") stopped"
+        fi
     done
 }
 

@@ -1,12 +1,26 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """/v1/clusters: register or create, show, rename, delete, scale."""
 from __future__ import annotations
 
+import uuid
+
 from oslo_log import log as logging
 
+from elastman.api.controllers import access
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import schemas
 from elastman.api import views
-from elastman.api.controllers import base
 from elastman.common import exception
 from elastman.common import trusts
 
@@ -35,13 +49,15 @@ class ClusterController(base.Controller):
 
     def _needs_trust(self) -> bool:
         """Whether clusters act in their projects through trusts: the API
-        knows its callers (Keystone) and the actuator boots Nova servers."""
+        knows its callers (Keystone) and the actuator boots Nova servers.
+        """
         return (self.conf.api.auth_strategy == 'keystone'
                 and self.conf.actuator.compute_driver == 'nova')
 
     def _trust(self, req, ctx) -> str | None:
         """A trust from the caller to the [trustee] user in the caller's
-        project, or None where clusters need none."""
+        project, or None where clusters need none.
+        """
         if not self._needs_trust():
             return None
         if not trusts.configured(self.conf):
@@ -58,10 +74,18 @@ class ClusterController(base.Controller):
         except trusts.TrustError as exc:
             raise errors.APIError(403, str(exc))
 
+    def _drop_trust(self, cluster_id, trust_id: str) -> None:
+        try:
+            trusts.delete_trust(self.conf, trust_id)
+        except (trusts.TrustError, exception.ConfigurationError) as exc:
+            LOG.warning('cluster %s: its trust %s not deleted: %s',
+                        cluster_id, trust_id, exc)
+
     def _renew_trust(self, req, ctx, row: dict) -> dict:
         """A cluster whose trust Keystone no longer accepts (expired,
         deleted, trustor gone) gets a new one from the caller, a member of
-        its project, before the caller's request is carried out."""
+        its project, before the caller's request is carried out.
+        """
         spec = dict(row.get('spec') or {})
         old = spec.get('trust_id')
         if not old or not self._needs_trust():
@@ -100,19 +124,45 @@ class ClusterController(base.Controller):
                             {'project_id': ctx.project_id})
         policy = (schemas.normalize_policy(body['policy'])
                   if 'policy' in body else {})
+        doc = access.document(body)
+        if doc is not None:
+            access.check_keys(self.conf)
         cql_port = body.get('cql_port', DEFAULT_CQL_PORT)
         spec = {'cql_port': cql_port,
-                'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT)}
+                'jmx_port': body.get('jmx_port', DEFAULT_JMX_PORT),
+                'security': access.summary(doc)}
         spec.update({k: body[k] for k in schemas.SERVER_FIELDS if k in body})
-        seeds = [_split_seed(s, cql_port) for s in body.get('seeds', ())]
         trust_id = self._trust(req, ctx)
         if trust_id:
             spec['trust_id'] = trust_id
+        # the credentials first: a row nobody reaches is all a failure here
+        # can leave, and no worker ever sees the cluster without them
+        cluster_id = uuid.uuid4()
+        if doc is not None:
+            self.store.credentials.set(cluster_id, doc)
+        try:
+            row = self._create(ctx, body, spec, policy, cluster_id)
+        except Exception:
+            if doc is not None:
+                self.store.credentials.delete(cluster_id)
+            if trust_id:
+                self._drop_trust(cluster_id, trust_id)
+            raise
+        LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
+                 spec['mode'], ctx.project_id)
+        nodes = self.store.nodes.list(row['id'])
+        return 201, {'cluster': views.cluster(row, nodes, detail=True)}
+
+    def _create(self, ctx, body: dict, spec: dict, policy: dict,
+                cluster_id: uuid.UUID) -> dict:
+        cql_port = spec['cql_port']
+        seeds = [_split_seed(s, cql_port) for s in body.get('seeds', ())]
         if seeds:
             spec.update(mode='registered', seeds=['%s:%d' % s for s in seeds],
                         flavor=body.get('flavor'))
             row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='ACTIVE')
+                                             spec, policy, state='ACTIVE',
+                                             cluster_id=cluster_id)
             for host, port in seeds:
                 self.store.nodes.upsert(row['id'], host, address=host,
                                         cql_port=port, seed=True,
@@ -126,13 +176,11 @@ class ClusterController(base.Controller):
             spec.update(mode='managed', flavor=body['flavor'],
                         image=body['image'], size=body['size'])
             row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='CREATING')
+                                             spec, policy, state='CREATING',
+                                             cluster_id=cluster_id)
             self._request_scale(ctx, row, 'create', body['size'],
                                 body['flavor'])
-        LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
-                 spec['mode'], ctx.project_id)
-        nodes = self.store.nodes.list(row['id'])
-        return 201, {'cluster': views.cluster(row, nodes, detail=True)}
+        return row
 
     def show(self, req, ctx, cluster_id):
         row = self.cluster(ctx, cluster_id, RULE % 'get')
@@ -149,14 +197,15 @@ class ClusterController(base.Controller):
 
     def delete(self, req, ctx, cluster_id):
         """Unregister, or for a managed cluster with servers, ask the
-        actuator to delete them (202; the cluster goes DELETING)."""
+        actuator to delete them (202; the cluster goes DELETING).
+        """
         row = self.cluster(ctx, cluster_id, RULE % 'delete')
         nodes = self.store.nodes.list(row['id'])
         spec = row.get('spec') or {}
         managed = spec.get('mode') == 'managed'
         # the actuator deletes servers, the server group and the trust
-        if managed and (spec.get('trust_id') or
-                        any(n.get('server_id') for n in nodes)):
+        if managed and (spec.get('trust_id')
+                        or any(n.get('server_id') for n in nodes)):
             if row['state'] != 'DELETING':
                 row = self._renew_trust(req, ctx, row)
                 self.store.clusters.update(row['id'], state='DELETING',
@@ -167,11 +216,7 @@ class ClusterController(base.Controller):
             self.store.nodes.delete(row['id'], node['node_id'])
         self.store.clusters.delete(row['id'])
         if spec.get('trust_id'):   # a registered cluster: servers stay
-            try:
-                trusts.delete_trust(self.conf, spec['trust_id'])
-            except (trusts.TrustError, exception.ConfigurationError) as exc:
-                LOG.warning('cluster %s unregistered, its trust %s not '
-                            'deleted: %s', row['id'], spec['trust_id'], exc)
+            self._drop_trust(row['id'], spec['trust_id'])
         LOG.info('cluster %s deleted by project %s', row['id'],
                  ctx.project_id)
         return 204, None

@@ -1,13 +1,25 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Read-only views below a cluster: nodes, capacity models, forecasts,
-decision records and actions."""
+decision records and actions.
+"""
 from __future__ import annotations
 
 import re
 import uuid
 
+from elastman.api.controllers import base
 from elastman.api import errors
 from elastman.api import views
-from elastman.api.controllers import base
 from elastman.common import exception
 
 RULE = 'elastman:cluster:%s'
@@ -106,15 +118,16 @@ class ActionController(base.Controller):
 
     def index(self, req, ctx, cluster_id):
         """Newest first; ``kind`` and ``state`` filter within each page,
-        so a page may hold fewer than ``limit`` actions."""
+        so a page may hold fewer than ``limit`` actions.
+        """
         row = self.cluster(ctx, cluster_id, RULE % 'action:list')
         limit, marker = self.page_args(req)
         kind, state = req.GET.get('kind'), req.GET.get('state')
         page = self.page(lambda: self.store.actions.list(
             row['id'], limit=limit, marker=marker))
         actions = [views.action(a) for a in page
-                   if (kind is None or a['kind'] == kind) and
-                   (state is None or a['state'] == state.upper())]
+                   if (kind is None or a['kind'] == kind)
+                   and (state is None or a['state'] == state.upper())]
         return 200, {'actions': actions, 'next_marker': page.next_marker}
 
     def show(self, req, ctx, cluster_id, action_id):

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Policies of clusters and everything below /v1/clusters/{cluster_id}."""
 from oslo_policy import policy
 
@@ -30,6 +41,11 @@ rules = [
     _rule('delete', MEMBER, 'DELETE', _C, 'Delete or unregister a cluster.'),
     _rule('scale', MEMBER, 'POST', _C + '/scale',
           'Request a manual resize of a cluster.'),
+    _rule('credentials:set', MEMBER, 'PUT', _C + '/credentials',
+          'Set the credentials and TLS settings elastman logs in to the '
+          'cluster\'s nodes with.'),
+    _rule('credentials:delete', MEMBER, 'DELETE', _C + '/credentials',
+          'Remove the credentials and TLS settings of a cluster.'),
     _rule('policy:get', READER, 'GET', _C + '/policy',
           'Show the scaling policy of a cluster.'),
     _rule('policy:set', MEMBER, 'PUT', _C + '/policy',

@@ -2,16 +2,32 @@
 // on stdout, one connection per (host, port), requests served concurrently so
 // that a slow node does not hold up the others.
 //
-// Request (one line, tab-separated):
+// Requests (one line each, tab-separated):
 //   id  host  port  timeout_ms  QUERY  objectNamePattern  attr,attr  op,op
+//       [user_b64  password_b64  tls]
+//   id  -  -  -  TRUST  pem_b64
+// QUERY connects with the JMX credentials given (base64, empty for none) and,
+// when tls is 1, over TLS (RMI registry and connection). TRUST adds the CA
+// certificates of a PEM text to those TLS connections trust, besides the
+// JDK's own; it is applied before any later request is read.
 // Answer (one line of JSON):
 //   {"id": "...", "ok": true, "result": [{"name": "...", "attrs": {...},
 //    "ops": {...}}]}    or    {"id": "...", "ok": false, "error": "..."}
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Array;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +40,11 @@ import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509TrustManager;
+import javax.rmi.ssl.SslRMIClientSocketFactory;
 
 public class JmxBridge {
     private static final Map<String, JMXConnector> CONNECTIONS = new ConcurrentHashMap<>();
@@ -39,12 +60,26 @@ public class JmxBridge {
     });
     private static final PrintStream OUT = System.out;
 
+    // CA certificates added by TRUST; TLS connections trust them and the JDK's CAs
+    private static final List<Certificate> ADDED = new ArrayList<>();
+    private static volatile X509TrustManager addedTrust;
+    private static X509TrustManager systemTrust;
+
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, "UTF-8"));
+        systemTrust = trustManager(null);
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, new TrustManager[] {new Trust()}, null);
+        SSLContext.setDefault(context);  // what SslRMIClientSocketFactory uses
         emit("{\"id\":\"ready\",\"ok\":true,\"result\":[]}");
         String line;
         while ((line = in.readLine()) != null) {
             final String request = line;
+            String[] f = request.split("\t", -1);
+            if (f.length >= 6 && "TRUST".equals(f[4])) {
+                trust(f[0], f[5]);   // in order: later requests may need it
+                continue;
+            }
             POOL.submit(() -> answer(request));
         }
         // stdin closed: the monitor is gone; finish what is running, then exit.
@@ -60,11 +95,15 @@ public class JmxBridge {
             if (f.length < 8 || !"QUERY".equals(f[4])) {
                 throw new IllegalArgumentException("bad request: " + line);
             }
-            String key = f[1] + ":" + f[2];
+            String user = f.length > 8 ? decode(f[8]) : "";
+            String password = f.length > 9 ? decode(f[9]) : "";
+            boolean tls = f.length > 10 && "1".equals(f[10]);
+            String key = f[1] + ":" + f[2] + ":" + user + ":" + password.hashCode() + ":" + tls;
             long timeout = Long.parseLong(f[3]);
             String body;
             try {
-                MBeanServerConnection mbs = connect(f[1], Integer.parseInt(f[2]), timeout);
+                MBeanServerConnection mbs = connect(key, f[1], Integer.parseInt(f[2]), timeout,
+                                                    user, password, tls);
                 body = query(mbs, f[5], split(f[6]), split(f[7]));
             } catch (Exception e) {
                 JMXConnector old = CONNECTIONS.remove(key);
@@ -92,22 +131,91 @@ public class JmxBridge {
         OUT.flush();
     }
 
-    private static MBeanServerConnection connect(String host, int port, long timeout) throws Exception {
-        String key = host + ":" + port;
+    private static String decode(String b64) {
+        return new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
+    }
+
+    private static MBeanServerConnection connect(String key, String host, int port, long timeout,
+                                                 String user, String password, boolean tls)
+            throws Exception {
         JMXConnector c = CONNECTIONS.get(key);
         if (c == null) {
             JMXServiceURL url = new JMXServiceURL(
                 "service:jmx:rmi:///jndi/rmi://" + host + ":" + port + "/jmxrmi");
-            Future<JMXConnector> f = CONNECTOR.submit(() -> JMXConnectorFactory.connect(url, null));
+            Map<String, Object> env = new HashMap<>();
+            if (!user.isEmpty()) {
+                env.put(JMXConnector.CREDENTIALS, new String[] {user, password});
+            }
+            if (tls) {  // the registry over TLS; the server's stub brings its own SSL factory
+                env.put("com.sun.jndi.rmi.factory.socket", new SslRMIClientSocketFactory());
+            }
+            Future<JMXConnector> f = CONNECTOR.submit(() -> JMXConnectorFactory.connect(url, env));
             try {
                 c = f.get(timeout, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.TimeoutException e) {
                 f.cancel(true);
-                throw new java.io.IOException("JMX connect to " + key + " timed out after " + timeout + " ms");
+                throw new java.io.IOException("JMX connect to " + host + ":" + port
+                                              + " timed out after " + timeout + " ms");
             }
             CONNECTIONS.put(key, c);
         }
         return c.getMBeanServerConnection();
+    }
+
+    private static void trust(String id, String pemB64) {
+        try {
+            CertificateFactory factory = CertificateFactory.getInstance("X.509");
+            byte[] pem = Base64.getDecoder().decode(pemB64);
+            synchronized (ADDED) {
+                ADDED.addAll(factory.generateCertificates(new ByteArrayInputStream(pem)));
+                KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+                store.load(null, null);
+                for (int i = 0; i < ADDED.size(); i++) {
+                    store.setCertificateEntry("ca" + i, ADDED.get(i));
+                }
+                addedTrust = trustManager(store);
+            }
+            emit("{\"id\":" + str(id) + ",\"ok\":true,\"result\":[]}");
+        } catch (Exception e) {
+            emit("{\"id\":" + str(id) + ",\"ok\":false,\"error\":"
+                 + str("TRUST: " + e) + "}");
+        }
+    }
+
+    private static X509TrustManager trustManager(KeyStore store) throws Exception {
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(
+            TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(store);  // null: the JDK's CA certificates
+        for (TrustManager tm : tmf.getTrustManagers()) {
+            if (tm instanceof X509TrustManager) return (X509TrustManager) tm;
+        }
+        throw new IllegalStateException("no X509TrustManager");
+    }
+
+    // Trusts what the JDK trusts, and the certificates TRUST added.
+    private static final class Trust implements X509TrustManager {
+        public void checkClientTrusted(X509Certificate[] chain, String auth)
+                throws CertificateException {
+            systemTrust.checkClientTrusted(chain, auth);
+        }
+
+        public void checkServerTrusted(X509Certificate[] chain, String auth)
+                throws CertificateException {
+            try {
+                systemTrust.checkServerTrusted(chain, auth);
+            } catch (CertificateException e) {
+                X509TrustManager added = addedTrust;
+                if (added == null) throw e;
+                added.checkServerTrusted(chain, auth);
+            }
+        }
+
+        public X509Certificate[] getAcceptedIssuers() {
+            List<X509Certificate> all = new ArrayList<>(List.of(systemTrust.getAcceptedIssuers()));
+            X509TrustManager added = addedTrust;
+            if (added != null) all.addAll(List.of(added.getAcceptedIssuers()));
+            return all.toArray(new X509Certificate[0]);
+        }
     }
 
     private static String query(MBeanServerConnection mbs, String pattern, String[] attrs, String[] ops)

@@ -1,19 +1,35 @@
-"""openstack elastman action list|show and decision list."""
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""openstack elastman action list|show."""
 from __future__ import annotations
 
 from osc_lib.command import command
 
 from elastman.osc.v1 import common
-
-LIST_COLUMNS = ('id', 'kind', 'state', 'step', 'created_at')
-SHOW_COLUMNS = ('id', 'cluster_id', 'kind', 'state', 'step', 'params',
-                'result', 'reason', 'created_at', 'updated_at')
-DECISION_COLUMNS = ('ts', 'action', 'record')
+from elastman.osc.v1 import constants
+from elastman.osc.v1 import formatters as fmt
 
 
-def _paging(parser):
-    parser.add_argument('--limit', type=int, help='At most this many.')
-    parser.add_argument('--marker', help='Start after this page marker.')
+def _row(action: dict, columns: tuple[str, ...]) -> tuple:
+    values = {
+        'change': fmt.action_change(action),
+        'created_at': fmt.when(action.get('created_at')),
+        'updated_at': fmt.when(action.get('updated_at')),
+        'reason': fmt.Text(action.get('reason')),
+        'params': common.JSON(action.get('params')),
+        'result': common.JSON(action.get('result')),
+    }
+    return tuple(values[c] if c in values else action.get(c)
+                 for c in columns)
 
 
 class ListAction(command.Lister):
@@ -24,7 +40,7 @@ class ListAction(command.Lister):
         parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('--kind', help='Only actions of this kind.')
         parser.add_argument('--state', help='Only actions in this state.')
-        _paging(parser)
+        common.add_paging(parser)
         return parser
 
     def take_action(self, args):
@@ -33,12 +49,17 @@ class ListAction(command.Lister):
                               cluster['id'], kind=args.kind,
                               state=args.state, limit=args.limit,
                               marker=args.marker)
-        return LIST_COLUMNS, [tuple(a.get(c) for c in LIST_COLUMNS)
-                              for a in actions]
+        if common.machine(args):
+            return common.whole(actions)
+        columns = constants.ACTION_COLUMNS
+        rows = [_row(a, columns) for a in actions]
+        at = columns.index('reason')
+        return columns, [row[:at] + (fmt.Narrow(row[at].machine_readable()),)
+                         + row[at + 1:] for row in rows]
 
 
 class ShowAction(command.ShowOne):
-    """Show one action."""
+    """Show one action: what it changes, where it is, and how it ended."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -50,22 +71,10 @@ class ShowAction(command.ShowOne):
         cluster = common.find_cluster(self.app, args.cluster)
         action = common.call(common.client(self.app).get_action,
                              cluster['id'], args.action)
-        return common.show(action, SHOW_COLUMNS)
+        return show_action(args, action)
 
 
-class ListDecision(command.Lister):
-    """List the control loop's decision records of a cluster."""
-
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        _paging(parser)
-        return parser
-
-    def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        decisions = common.call(common.client(self.app).list_decisions,
-                                cluster['id'], limit=args.limit,
-                                marker=args.marker)
-        return DECISION_COLUMNS, [tuple(d.get(c) for c in DECISION_COLUMNS)
-                                  for d in decisions]
+def show_action(args, action: dict):
+    if common.machine(args):
+        return common.show(action, tuple(action))
+    return constants.ACTION_ROWS, _row(action, constants.ACTION_ROWS)

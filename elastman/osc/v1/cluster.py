@@ -1,27 +1,141 @@
-"""openstack elastman cluster create|list|show|set|delete|scale."""
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""openstack elastman cluster create|list|show|set|delete|scale, and
+cluster credentials set|unset.
+"""
 from __future__ import annotations
 
 from osc_lib.command import command
 from osc_lib import exceptions
 
+from elastman.osc.v1 import action as action_cmd
 from elastman.osc.v1 import common
+from elastman.osc.v1 import constants
+from elastman.osc.v1 import formatters as fmt
 
-LIST_COLUMNS = ('id', 'name', 'state', 'mode', 'size', 'flavor')
-SHOW_COLUMNS = ('id', 'name', 'project_id', 'state', 'status_reason', 'mode',
-                'flavor', 'image', 'size', 'endpoints', 'nodes', 'policy',
-                'created_at', 'updated_at')
+#: Recent decisions read to find the one behind an action in flight.
+RECENT_DECISIONS = 30
 
 
-def _show(cluster: dict):
-    cluster = dict(cluster)
-    cluster['nodes'] = ['%s (%s)' % (n['id'], n['state'])
-                        for n in cluster.get('nodes') or []]
-    return common.show(cluster, SHOW_COLUMNS)
+def add_access_options(parser) -> None:
+    """Credentials and TLS of the cluster's nodes."""
+    parser.add_argument('--username', help='CQL (and JMX) user elastman '
+                                           'logs in as.')
+    parser.add_argument('--password', help='Password of --username.')
+    parser.add_argument('--jmx-username', help='JMX user, when not the CQL '
+                                               'one.')
+    parser.add_argument('--jmx-password', help='Password of --jmx-username.')
+    parser.add_argument('--cql-tls', action='store_true',
+                        help='CQL connections use TLS.')
+    parser.add_argument('--jmx-tls', action='store_true',
+                        help='JMX connections use TLS.')
+    parser.add_argument('--ca-cert', metavar='<file>',
+                        help='PEM file of the CA the nodes\' certificates '
+                             'chain to (default: the system\'s CAs).')
+    parser.add_argument('--no-verify-hostname', action='store_true',
+                        help='Do not check the nodes\' host names (CQL).')
+
+
+def access_body(args) -> dict:
+    """The ``credentials`` and ``tls`` of a request, from the options."""
+    body: dict = {}
+    if args.username or args.password:
+        if not (args.username and args.password):
+            raise exceptions.CommandError('--username and --password go '
+                                          'together')
+        creds = {'username': args.username, 'password': args.password}
+        if args.jmx_username or args.jmx_password:
+            creds.update(jmx_username=args.jmx_username,
+                         jmx_password=args.jmx_password)
+        body['credentials'] = {k: v for k, v in creds.items() if v}
+    tls: dict = {}
+    if args.cql_tls:
+        tls['cql'] = True
+    if args.jmx_tls:
+        tls['jmx'] = True
+    if args.ca_cert:
+        try:
+            with open(args.ca_cert) as f:
+                tls['ca_certificate'] = f.read()
+        except OSError as exc:
+            raise exceptions.CommandError('--ca-cert: %s' % exc)
+    if args.no_verify_hostname:
+        tls['verify_hostname'] = False
+    if tls:
+        body['tls'] = tls
+    return body
+
+
+def node_line(node: dict) -> str:
+    """One node as ``cluster show`` lists it: id, address, state, and for
+    a node not UN since when and why.
+    """
+    line = '%s %s (%s' % (node['id'], node.get('address') or '-',
+                          node.get('state'))
+    if node.get('state') not in ('UN', None) and (
+            node.get('state_changed_at') or node.get('state_reason')):
+        line += ' since %s' % (node.get('state_changed_at') or '?')
+        if node.get('state_reason'):
+            line += ': %s' % node['state_reason']
+    return line + ')'
+
+
+def _show(app, args, cluster: dict):
+    """The cluster, and what elastman is doing with it now and why: the
+    action in flight, the last decision, the health of its nodes and of
+    the control loop.
+    """
+    client = common.client(app)
+    in_flight = [a for a in common.call(client.list_actions, cluster['id'],
+                                        limit=20)
+                 if a.get('state') not in ('SUCCEEDED', 'FAILED',
+                                           'ROLLED_BACK')]
+    decisions = common.call(client.list_decisions, cluster['id'],
+                            limit=RECENT_DECISIONS if in_flight else 1)
+    last = decisions[0] if decisions else None
+    if common.machine(args):
+        doc = dict(cluster, actions_in_flight=in_flight, last_decision=last)
+        return common.show(doc, tuple(doc))
+    last_text = 'none yet'
+    if last is not None:
+        last_text = '%s %s: %s' % (fmt.when(last.get('ts')),
+                                   last.get('action'),
+                                   fmt.decision_reason(last))
+    values = {
+        'endpoints': fmt.Summary(cluster.get('endpoints'),
+                                 cluster.get('endpoints') or ()),
+        'nodes': fmt.Summary(cluster.get('nodes'),
+                             [node_line(n) for n in cluster.get('nodes')
+                              or ()]),
+        'policy': fmt.Summary(cluster.get('policy'),
+                              fmt.policy_summary(cluster.get('policy'))),
+        'security': common.JSON(cluster.get('security')),
+        'doing': fmt.Summary(in_flight, fmt.doing(in_flight, decisions)),
+        'last_decision': fmt.Text(last_text),
+        'health': fmt.Summary(
+            {'status_reason': cluster.get('status_reason')},
+            fmt.health(cluster, last)),
+        'created_at': fmt.when(cluster.get('created_at')),
+        'updated_at': fmt.when(cluster.get('updated_at')),
+    }
+    rows = constants.CLUSTER_ROWS
+    return rows, tuple(values[r] if r in values else cluster.get(r)
+                       for r in rows)
 
 
 class CreateCluster(command.ShowOne):
     """Register an existing Cassandra cluster (--seed) or create one
-    (--flavor, --image, --size)."""
+    (--flavor, --image, --size).
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -56,6 +170,7 @@ class CreateCluster(command.ShowOne):
                            help='A server group of the cluster\'s own with '
                                 'this policy.')
         parser.add_argument('--key-name', help='Key pair of new servers.')
+        add_access_options(parser)
         common.add_wait(parser, 'the cluster is ACTIVE')
         return parser
 
@@ -69,10 +184,11 @@ class CreateCluster(command.ShowOne):
             availability_zone=args.availability_zone,
             server_group=args.server_group,
             server_group_policy=args.server_group_policy,
-            key_name=args.key_name)
+            key_name=args.key_name,
+            **access_body(args))
         if args.wait:
             cluster = _wait_state(client, cluster['id'], args.timeout)
-        return _show(cluster)
+        return _show(self.app, args, cluster)
 
 
 def _wait_state(client, cluster_id: str, timeout: int) -> dict:
@@ -95,20 +211,24 @@ class ListCluster(command.Lister):
         parser = super().get_parser(prog_name)
         parser.add_argument('--all-projects', action='store_true',
                             help='Clusters of every project (admin).')
-        parser.add_argument('--limit', type=int, help='At most this many.')
-        parser.add_argument('--marker', help='Start after this page marker.')
+        common.add_paging(parser)
         return parser
 
     def take_action(self, args):
         clusters = common.call(common.client(self.app).list_clusters,
                                all_projects=args.all_projects,
                                limit=args.limit, marker=args.marker)
-        return LIST_COLUMNS, [tuple(c.get(k) for k in LIST_COLUMNS)
-                              for c in clusters]
+        if common.machine(args):
+            return common.whole(clusters)
+        columns = constants.CLUSTER_COLUMNS
+        return columns, [tuple(c.get(k) for k in columns) for c in clusters]
 
 
 class ShowCluster(command.ShowOne):
-    """Show a cluster with its nodes, state and policy."""
+    """Show a cluster and what elastman is doing with it: the action in
+    flight, the last decision and why, the health of its nodes and of the
+    control loop.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -116,7 +236,8 @@ class ShowCluster(command.ShowOne):
         return parser
 
     def take_action(self, args):
-        return _show(common.find_cluster(self.app, args.cluster))
+        return _show(self.app, args,
+                     common.find_cluster(self.app, args.cluster))
 
 
 class SetCluster(command.ShowOne):
@@ -130,7 +251,8 @@ class SetCluster(command.ShowOne):
 
     def take_action(self, args):
         cluster = common.find_cluster(self.app, args.cluster)
-        return _show(common.call(common.client(self.app).update_cluster,
+        return _show(self.app, args,
+                     common.call(common.client(self.app).update_cluster,
                                  cluster['id'], name=args.name))
 
 
@@ -183,5 +305,39 @@ class ScaleCluster(command.ShowOne):
             if action is None or action['state'] != 'SUCCEEDED':
                 raise exceptions.CommandError('scaling did not succeed: %s'
                                               % (action or {}).get('reason'))
-        from elastman.osc.v1 import action as action_cmd
-        return common.show(action, action_cmd.SHOW_COLUMNS)
+        return action_cmd.show_action(args, action)
+
+
+class SetCredentials(command.Command):
+    """Replace the credentials and TLS settings elastman logs in to a
+    cluster's nodes with (stored encrypted, never shown).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        add_access_options(parser)
+        return parser
+
+    def take_action(self, args):
+        body = access_body(args)
+        if not body:
+            raise exceptions.CommandError('give --username/--password or a '
+                                          'TLS option')
+        cluster = common.find_cluster(self.app, args.cluster)
+        common.call(common.client(self.app).set_credentials, cluster['id'],
+                    **body)
+
+
+class UnsetCredentials(command.Command):
+    """Forget the credentials and TLS settings of a cluster."""
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        return parser
+
+    def take_action(self, args):
+        cluster = common.find_cluster(self.app, args.cluster)
+        common.call(common.client(self.app).delete_credentials,
+                    cluster['id'])

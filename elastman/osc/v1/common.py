@@ -1,8 +1,21 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Shared helpers of the OSC commands: the client, columns, waiting."""
 from __future__ import annotations
 
+import json
 import sys
 
+from cliff import columns as cliff_columns
 from osc_lib import exceptions
 
 from elastman.client import client as em_client
@@ -31,14 +44,48 @@ def show(doc: dict, columns: tuple[str, ...]) -> tuple[tuple, tuple]:
     return columns, tuple(doc.get(c) for c in columns)
 
 
+#: Output formats that get the API's whole record rather than a summary.
+MACHINE_FORMATS = ('json', 'yaml')
+
+
+def machine(args) -> bool:
+    """True when ``-f`` asks for a format read by programs."""
+    return getattr(args, 'formatter', 'table') in MACHINE_FORMATS
+
+
+def whole(items: list[dict]) -> tuple[tuple, list[tuple]]:
+    """Every field of every item, for ``-f json``/``-f yaml`` lists."""
+    names: list[str] = []
+    for item in items:
+        names.extend(k for k in item if k not in names)
+    return tuple(names), [tuple(item.get(k) for k in names)
+                          for item in items]
+
+
+class JSON(cliff_columns.FormattableColumn):
+    """A structure shown as compact JSON in a table."""
+
+    def human_readable(self) -> str:
+        if self._value in (None, {}, []):
+            return ''
+        return json.dumps(self._value, sort_keys=True, separators=(', ', ': '))
+
+
+def add_paging(parser, default_limit: int | None = None) -> None:
+    parser.add_argument(
+        '--limit', type=int, default=default_limit,
+        help='At most this many (default: %s).' % (default_limit or 'all'))
+    parser.add_argument('--marker', help='Start after this page marker.')
+
+
 def progress(stream=sys.stderr):
     """A progress printer for ``Client.wait_for``: one line per change."""
     last = {}
 
     def report(doc):
+        size = 'size=%s' % doc.get('size') if doc and 'size' in doc else ''
         line = 'gone' if doc is None else '%s %s' % (
-            doc.get('state'), doc.get('step') or
-            ('size=%s' % doc.get('size') if 'size' in doc else ''))
+            doc.get('state'), doc.get('step') or size)
         if last.get('line') != line:
             stream.write(line.strip() + '\n')
             stream.flush()

@@ -1,14 +1,45 @@
-"""openstack elastman model show|list and forecast show."""
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""openstack elastman model list|show and forecast show."""
 from __future__ import annotations
 
 from osc_lib.command import command
+from osc_lib import exceptions
 
 from elastman.osc.v1 import common
+from elastman.osc.v1 import constants
+from elastman.osc.v1 import formatters as fmt
 
-MODEL_COLUMNS = ('scope', 'key', 'version', 'params', 'summary',
-                 'created_at', 'document')
-FORECAST_COLUMNS = ('metric', 'ts', 'step_s', 'horizon_s', 'predicted',
-                    'forecaster', 'weights')
+
+def _model_row(model: dict, columns: tuple[str, ...]) -> tuple:
+    summary = model.get('summary') or {}
+    doc = (model.get('document') or {}).get('model') or {}
+    values = {
+        'kind': doc.get('kind') or summary.get('kind'),
+        'cells': fmt.model_cells(model),
+        'trained_at': fmt.when(model.get('created_at')),
+    }
+    if 'capacities' in columns:
+        values.update({
+            'capacities': fmt.Summary(model.get('document'),
+                                      fmt.model_capacities(model)),
+            'slo': fmt.model_slo(doc),
+            'features': ', '.join(doc.get('features') or ()),
+            'train_accuracy': fmt.num(doc.get('train_accuracy')),
+            'params': fmt.Summary(model.get('params'), fmt.model_params(
+                model.get('params') or {})),
+        })
+    return tuple(values[c] if c in values else model.get(c)
+                 for c in columns)
 
 
 class ListModel(command.Lister):
@@ -23,12 +54,17 @@ class ListModel(command.Lister):
         cluster = common.find_cluster(self.app, args.cluster)
         models = common.call(common.client(self.app).list_models,
                              cluster['id'])
-        cols = MODEL_COLUMNS[:-1]
-        return cols, [tuple(m.get(c) for c in cols) for m in models]
+        if common.machine(args):
+            return common.whole(models)
+        columns = constants.MODEL_COLUMNS
+        return columns, [_model_row(m, columns) for m in models]
 
 
 class ShowModel(command.ShowOne):
-    """Show a capacity model: per flavour (--flavor) or per VM (--node)."""
+    """Show a capacity model, per flavour (--flavor) or per VM (--node):
+    its capacity along the read-only, write-only and even rays, and how
+    well each is known.
+    """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
@@ -46,7 +82,9 @@ class ShowModel(command.ShowOne):
                       else ('vm', args.node))
         model = common.call(common.client(self.app).get_model, cluster['id'],
                             scope, key, args.version)
-        return common.show(model, MODEL_COLUMNS)
+        if common.machine(args):
+            return common.show(model, tuple(model))
+        return constants.MODEL_ROWS, _model_row(model, constants.MODEL_ROWS)
 
 
 class ShowForecast(command.ShowOne):
@@ -64,7 +102,26 @@ class ShowForecast(command.ShowOne):
         found = common.call(common.client(self.app).list_forecasts,
                             cluster['id'], args.metric, limit=1)
         if not found:
-            from osc_lib import exceptions
             raise exceptions.CommandError('no forecast of %s yet'
                                           % args.metric)
-        return common.show(found[0], FORECAST_COLUMNS)
+        forecast = found[0]
+        if common.machine(args):
+            return common.show(forecast, tuple(forecast))
+        predicted = forecast.get('predicted') or []
+        steps = ('%d steps of %s s: min %s, max %s; first %s' % (
+            len(predicted), forecast.get('step_s'),
+            fmt.num(min(predicted)), fmt.num(max(predicted)),
+            ', '.join(fmt.num(v) for v in predicted[:6]))
+            if predicted else 'none')
+        weights = sorted((forecast.get('weights') or {}).items(),
+                         key=lambda kv: -kv[1])
+        values = {
+            'made_at': fmt.when(forecast.get('ts')),
+            'predicted': fmt.Summary(predicted, fmt.Text(steps)
+                                     .human_readable()),
+            'weights': fmt.Summary(forecast.get('weights'), ', '.join(
+                '%s %s' % (name, fmt.num(w)) for name, w in weights)),
+        }
+        rows = constants.FORECAST_ROWS
+        return rows, tuple(values[r] if r in values else forecast.get(r)
+                           for r in rows)

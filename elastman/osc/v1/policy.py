@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """openstack elastman policy set|show|unset."""
 from __future__ import annotations
 
@@ -9,9 +20,6 @@ from osc_lib import exceptions
 from elastman.client import client as em_client
 from elastman.osc.v1 import common
 
-COLUMNS = ('slo_metric', 'slo_threshold_ms', 'min_size', 'max_size', 'alpha',
-           'beta', 'control_period_s', 'cooldown_s', 'flavors', 'dry_run',
-           'model')
 # option -> (policy field, type)
 _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--slo-threshold', 'slo_threshold_ms', float),
@@ -20,7 +28,15 @@ _OPTIONS = (('--slo-metric', 'slo_metric', str),
             ('--alpha', 'alpha', float),
             ('--beta', 'beta', float),
             ('--control-period', 'control_period_s', int),
-            ('--cooldown', 'cooldown_s', int))
+            ('--cooldown', 'cooldown_s', int),
+            ('--heal-grace', 'heal_grace_s', int))
+
+
+def _show(policy: dict):
+    """Every field of the policy, structures as JSON."""
+    return tuple(policy), tuple(
+        common.JSON(v) if isinstance(v, (dict, list)) else v
+        for v in policy.values())
 
 
 class ShowPolicy(command.ShowOne):
@@ -35,7 +51,7 @@ class ShowPolicy(command.ShowOne):
         cluster = common.find_cluster(self.app, args.cluster)
         policy = common.call(common.client(self.app).get_policy,
                              cluster['id'])
-        return common.show(policy, COLUMNS)
+        return _show(policy)
 
 
 class SetPolicy(command.ShowOne):
@@ -54,6 +70,14 @@ class SetPolicy(command.ShowOne):
                          default=None, help='Decide but do not act.')
         dry.add_argument('--no-dry-run', dest='dry_run',
                          action='store_false', help='Decide and act.')
+        heal = parser.add_mutually_exclusive_group()
+        heal.add_argument('--auto-heal', dest='auto_heal',
+                          action='store_true', default=None,
+                          help='Replace a DEAD node once --heal-grace '
+                               'seconds passed.')
+        heal.add_argument('--no-auto-heal', dest='auto_heal',
+                          action='store_false',
+                          help='Only recommend replacing a DEAD node.')
         parser.add_argument('--model', metavar='<json>',
                             help='Capacity model parameters as JSON, e.g. '
                                  '\'{"confidence": 0.5}\'.')
@@ -75,13 +99,15 @@ class SetPolicy(command.ShowOne):
             policy['flavors'] = args.flavors
         if args.dry_run is not None:
             policy['dry_run'] = args.dry_run
+        if args.auto_heal is not None:
+            policy['auto_heal'] = args.auto_heal
         if args.model is not None:
             try:
                 policy['model'] = json.loads(args.model)
             except ValueError as exc:
                 raise exceptions.CommandError('--model: %s' % exc)
         policy = common.call(client.set_policy, cluster['id'], policy)
-        return common.show(policy, COLUMNS)
+        return _show(policy)
 
 
 class UnsetPolicy(command.Command):

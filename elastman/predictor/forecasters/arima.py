@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The five ARIMA models of OnlineElastMan, estimated with statsmodels.
 
 ARIMA(1,0,0) first-order autoregressive, ARIMA(1,1,0) differenced first-order
@@ -11,8 +22,8 @@ from typing import Optional, Tuple
 import numpy as np
 from statsmodels.tsa.arima.model import ARIMA
 
-from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
+from elastman.predictor.forecasters.base import ForecastError
 
 
 class ArimaForecaster(Forecaster):

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Holt-Winters exponential smoothing (statsmodels), daily/weekly seasons.
 
 Real workloads repeat daily and weekly, which none of the paper's forecasters
@@ -17,8 +28,8 @@ from typing import Any, Dict, Optional
 import numpy as np
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
-from elastman.predictor.forecasters.base import ForecastError
 from elastman.predictor.forecasters.base import Forecaster
+from elastman.predictor.forecasters.base import ForecastError
 
 _ALIGN = 8  # values remembered to find the new points in the next window
 _MAX_NEW = 64  # more new points than this: re-filter the whole window

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The control loop on real inputs: samples in the store train the real
 capacity models, the real predictor forecasts the workload, and the actuator
 decides from both, records why, and journals the action.
@@ -74,7 +85,8 @@ class FakeNodetool:
 
 def _cluster(store, name, trend, now, vm, rng):
     """A 3-node cluster whose VMs were seen around their capacity and whose
-    total workload follows ``trend(minute)`` over the last three hours."""
+    total workload follows ``trend(minute)`` over the last three hours.
+    """
     cluster = store.clusters.create(
         'p', name, spec={'mode': 'managed', 'flavor': 'small'},
         policy={'min_size': 1, 'max_size': 10, 'flavors': ['small'],

@@ -1,26 +1,36 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Scaling actions against real Cassandra nodes run by the local driver.
 
 A cluster grows to three nodes (one bootstrap at a time) and holds rows with
 replication factor 3. Then an actuator is killed at every point of a
 scale-out to four nodes and of the scale-in back to three: each kill is a
 separate process that resumes the action from the journal where the previous
-one died and dies at the next point. Afterwards the cluster, the servers and
-the node rows agree, every node is UN, the rows are all readable at
-consistency ALL, and deleting the cluster leaves no process, directory or
-row behind.
+one died and dies at the next point (a checkpoint hook the harness installs
+in the executor exits the process there, as kill -9 would). Afterwards the
+cluster, the servers and the node rows agree, every node is UN, every row
+reads back at consistency ALL, and deleting the cluster leaves no process,
+directory or row behind.
 """
 import os
 import subprocess
 import sys
 
-from cassandra import ConsistencyLevel
-from cassandra.cluster import Cluster
-from cassandra.query import SimpleStatement
 import pytest
 
 from elastman.actuator import executor as executor_mod
 from elastman.cassandra import nodetool
 from elastman.compute import local as local_driver
+from tests.functional import datacheck
 
 NETWORK = '127.0.70.0/24'
 JMX_BASE = 17400
@@ -38,17 +48,21 @@ SCALE_IN_KILLS = [('planned', 'planned'),
                   ('decommissioning:leaving', 'decommissioning'),
                   ('deleting', 'deleting'), ('deleting:server', 'deleting')]
 
-# one actuator run of one journalled action, in a process of its own
-_RUN_ACTION = """
-import sys, uuid
-from elastman.common import config
-from elastman import store as store_mod
-from elastman.compute import local
+# one actuator run of one journalled action, in a process of its own that
+# dies (as kill -9 would) when the action reaches the checkpoint argv[3]
+RUN_ACTION = """
+import os, sys, uuid
 from elastman.actuator import executor
-conf = config.parse_args(sys.argv[:1] + sys.argv[3:])
+from elastman.common import config
+from elastman.compute import local
+from elastman import store as store_mod
+conf = config.parse_args(sys.argv[:1] + sys.argv[4:])
 store = store_mod.Store.open(conf)
 action = store.actions.get(uuid.UUID(sys.argv[1]), uuid.UUID(sys.argv[2]))
-executor.ActionExecutor(conf, store, local.LocalDriver(conf)).run(action)
+run = executor.ActionExecutor(conf, store, local.LocalDriver(conf))
+assert sys.argv[3] in executor.CHECKPOINTS, sys.argv[3]
+run.checkpoint_hook = lambda point: point == sys.argv[3] and os._exit(137)
+run.run(action)
 """
 
 
@@ -74,18 +88,14 @@ def _action(store, cluster, kind, **params):
                                 state='PENDING')
 
 
-def _kill_at_each_point(store, cluster, action, kills, config_file, conf):
+def kill_at_each_point(store, cluster, action, kills, config):
     """Run the action once per kill point in a new process that dies there;
-    each one resumes from the step the previous one journalled."""
+    each one resumes from the step the previous one journalled.
+    """
     for point, journalled in kills:
-        config = config_file(
-            DEFAULT={'state_path': conf.state_path},
-            local_cloud={'network': NETWORK, 'jmx_port_base': JMX_BASE,
-                         'flavor': FLAVOR},
-            actuator={'crash_after_step': point, 'join_timeout': 300})
         run = subprocess.run(
-            [sys.executable, '-c', _RUN_ACTION, str(cluster['id']),
-             str(action['id']), '--config-file', config],
+            [sys.executable, '-c', RUN_ACTION, str(cluster['id']),
+             str(action['id']), point, '--config-file', config],
             capture_output=True, text=True, timeout=600)
         journal = store.actions.get(cluster['id'], action['id'])
         assert run.returncode == 137, (point, journal['reason'],
@@ -108,13 +118,6 @@ def _consistent(conf, store, cloud, cluster, size):
     return nodes
 
 
-def _count_at_all(address):
-    with Cluster([address]) as cql:
-        query = SimpleStatement('SELECT count(*) FROM data.kv',
-                                consistency_level=ConsistencyLevel.ALL)
-        return cql.connect().execute(query).one()[0]
-
-
 def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
     cluster = store.clusters.create(
         'p', 'crashes', spec={'mode': 'managed', 'flavor': 'small'},
@@ -124,36 +127,34 @@ def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
                                 flavor='small'))
     assert done['state'] == 'SUCCEEDED', done['reason']
     nodes = _consistent(conf, store, cloud, cluster, 3)
-    with Cluster([nodes[0]['address']]) as cql:
-        session = cql.connect()
-        session.execute("CREATE KEYSPACE data WITH replication = {'class': "
-                        "'SimpleStrategy', 'replication_factor': 3}")
-        session.execute('CREATE TABLE data.kv (k int PRIMARY KEY, v text)')
-        insert = session.prepare('INSERT INTO data.kv (k, v) VALUES (?, ?)')
-        insert.consistency_level = ConsistencyLevel.ALL
-        for i in range(ROWS):
-            session.execute(insert, (i, 'v%d' % i))
+    datacheck.create(nodes[0]['address'])
+    rows = datacheck.write(nodes[0]['address'], range(ROWS))
+    config = config_file(
+        DEFAULT={'state_path': conf.state_path},
+        local_cloud={'network': NETWORK, 'jmx_port_base': JMX_BASE,
+                     'flavor': FLAVOR},
+        actuator={'join_timeout': 300})
 
     # scale out to 4, killed at every step; a last run finishes it
     action = _action(store, cluster, 'scale', count=4)
-    journal = _kill_at_each_point(store, cluster, action, SCALE_OUT_KILLS,
-                                  config_file, conf)
+    journal = kill_at_each_point(store, cluster, action, SCALE_OUT_KILLS,
+                                 config)
     done = executor.run(journal)
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert len(done['result']['servers']) == 1   # adopted, not duplicated
     nodes = _consistent(conf, store, cloud, cluster, 4)
-    assert _count_at_all(nodes[0]['address']) == ROWS
+    assert datacheck.verify(nodes[0]['address'], rows) == ROWS
 
     # scale in to 3, killed at every step (once while the node streams)
     action = _action(store, cluster, 'scale', count=3)
-    journal = _kill_at_each_point(store, cluster, action, SCALE_IN_KILLS,
-                                  config_file, conf)
+    journal = kill_at_each_point(store, cluster, action, SCALE_IN_KILLS,
+                                 config)
     done = executor.run(journal)
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert done['result']['decommissioned'] == done['result']['plan'][
         'remove']
     nodes = _consistent(conf, store, cloud, cluster, 3)
-    assert _count_at_all(nodes[0]['address']) == ROWS
+    assert datacheck.verify(nodes[0]['address'], rows) == ROWS
     assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
 
     # deleting the cluster removes every server, row and directory

@@ -1,11 +1,23 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """OS::Elastman::Cluster through Heat's own template machinery, against the
 elastman API at $ELASTMAN_TEST_API (noauth). Run by test_heat.py in a process
-of its own: Heat's test base resets the global CONF."""
+of its own: Heat's test base resets the global CONF.
+"""
 import heat.tests.common  # noqa: F401,I100  (first, before oslo.service users)
 from heat.tests import common
 from heat.tests import utils
 
-import copy
+import copy  # noqa: I100  (heat.tests first, see above)
 import os
 
 from heat.common import exception
@@ -120,5 +132,5 @@ class ElastmanClusterTest(common.HeatTestCase):
         scheduler.TaskRunner(stack.delete)()
         self.assertEqual((stack.DELETE, stack.COMPLETE), stack.state,
                          stack.status_reason)
-        self.assertEqual(404, self._api('/v1/clusters/' +
-                                        cluster_id).status_code)
+        self.assertEqual(404, self._api('/v1/clusters/'
+                                        + cluster_id).status_code)

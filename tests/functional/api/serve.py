@@ -1,6 +1,18 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Serve the API in noauth mode on a throwaway store node until interrupted:
 ``python3 -m tests.functional.api.serve [port]`` (for schemathesis runs and
-trying the OSC plugin by hand)."""
+trying the OSC plugin by hand).
+"""
 import signal
 import sys
 import uuid
@@ -26,6 +38,7 @@ def main(argv):
         conf.set_override('bind_port', int(argv[1]) if len(argv) > 1 else 0,
                           'api')
         conf.set_override('transport_url', 'fake://')
+        conf.set_override('marker_secret', uuid.uuid4().hex, 'api')
         session = connection.connect(conf)
         schema.sync(session, conf)
         connection.close(session)

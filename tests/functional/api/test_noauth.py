@@ -1,8 +1,24 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The API on the real store in noauth mode: every resource, validation and
-paging; the OpenAPI document's schemas check every response."""
+paging; the OpenAPI document's schemas check every response.
+"""
 import uuid
 
+import pytest
+
+from elastman.store import credentials as credentials_store
 from tests.functional.api import openapi_check
+from tests.functional import tls
 
 
 def _ok(resp, status, op=None):
@@ -160,3 +176,105 @@ def test_errors_are_json(api):
     resp = api('POST', '/v1/clusters', data=b'{not json',
                headers={'Content-Type': 'application/json'})
     assert resp.status_code == 400
+
+
+@pytest.fixture
+def keys(conf):
+    conf.set_override('encryption_keys', [credentials_store.generate_key()],
+                      'credentials')
+    yield
+    conf.clear_override('encryption_keys', 'credentials')
+
+
+def test_credentials_are_kept_encrypted_and_never_shown(api, store, keys,
+                                                        tmp_path, caplog):
+    import logging
+    caplog.set_level(logging.DEBUG)
+    password, jmx_password = 'Pw-%s' % uuid.uuid4().hex, 'Jx-s3cret'
+    ca = tls.make(str(tmp_path), '127.0.0.0/30').ca_pem
+    body = _ok(api('POST', '/v1/clusters', json={
+        'name': 'sec', 'seeds': ['127.0.0.9'],
+        'credentials': {'username': 'app', 'password': password,
+                        'jmx_username': 'ops', 'jmx_password': jmx_password},
+        'tls': {'cql': True, 'ca_certificate': ca}}), 201, 'createCluster')
+    cluster = body['cluster']
+    assert cluster['security'] == {'authentication': True, 'cql_tls': True,
+                                   'jmx_tls': False}
+    cid = uuid.UUID(cluster['id'])
+    shown = api('GET', '/v1/clusters/%s' % cid)
+    listed = api('GET', '/v1/clusters')
+    for resp in (shown, listed):
+        assert resp.status_code == 200
+        assert password not in resp.text and jmx_password not in resp.text
+        assert 'BEGIN CERTIFICATE' not in resp.text
+    openapi_check.validate_response('showCluster', shown)
+    # at rest: Fernet ciphertext only; decrypted for the workers
+    raw = store.session.execute(
+        'SELECT secret FROM %s.cluster_credentials WHERE cluster_id = %%s'
+        % store.clusters._keyspace, (cid,)).one()['secret']
+    assert password.encode() not in raw and b'app' not in raw
+    got = store.credentials.get(cid)
+    assert got['credentials']['password'] == password
+    assert got['tls'] == {'cql': True, 'jmx': False, 'verify_hostname': True,
+                          'ca_certificate': ca}
+    # replaced (a registered cluster may change everything), then removed
+    _ok(api('PUT', '/v1/clusters/%s/credentials' % cid, json={
+        'credentials': {'username': 'app', 'password': 'second'}}), 204,
+        'setClusterCredentials')
+    assert store.credentials.get(cid) == {'credentials': {
+        'username': 'app', 'password': 'second'}}
+    assert _ok(api('GET', '/v1/clusters/%s' % cid), 200)['cluster'][
+        'security'] == {'authentication': True, 'cql_tls': False,
+                        'jmx_tls': False}
+    _ok(api('DELETE', '/v1/clusters/%s/credentials' % cid), 204,
+        'deleteClusterCredentials')
+    assert store.credentials.get(cid) is None
+    # a managed cluster's servers were started with its settings
+    managed = _ok(api('POST', '/v1/clusters', json={
+        'name': 'msec', 'flavor': 'm1', 'image': 'i', 'size': 1,
+        'credentials': {'username': 'app', 'password': password}}),
+        201)['cluster']
+    resp = api('PUT', '/v1/clusters/%s/credentials' % managed['id'],
+               json={'tls': {'cql': True}})
+    assert resp.status_code == 409, resp.text
+    openapi_check.validate_response('setClusterCredentials', resp)
+    assert 'authentication on, CQL TLS off' in resp.json()['error']['message']
+    _ok(api('PUT', '/v1/clusters/%s/credentials' % managed['id'], json={
+        'credentials': {'username': 'app', 'password': 'rotated'}}), 204)
+    assert api('DELETE', '/v1/clusters/%s/credentials'
+               % managed['id']).status_code == 409
+    # bad input: clear errors, nothing stored
+    for body, words in (
+            ({'tls': {'cql': True, 'ca_certificate': 'junk'}},
+             'tls.ca_certificate is not a PEM certificate'),
+            ({'credentials': {'username': 'a', 'password': 'has space'}},
+             'may not contain white space'),
+            ({'credentials': {'username': 'a'}}, "'password' is a required"),
+            ({'credentials': {'username': 'a', 'password': 'b',
+                              'jmx_username': 'c'}}, 'jmx_password')):
+        resp = api('POST', '/v1/clusters', json=dict(
+            body, name='bad', seeds=['127.0.0.9']))
+        assert resp.status_code == 400, resp.text
+        assert words in resp.json()['error']['message'], resp.text
+    assert [c['name'] for c in _ok(api('GET', '/v1/clusters'), 200)[
+        'clusters'] if c['name'] == 'bad'] == []
+    # deleting the cluster deletes its credentials
+    _ok(api('DELETE', '/v1/clusters/%s' % cid), 204)
+    store.credentials.set(cid, {'credentials': {'username': 'x',
+                                                'password': 'y'}})
+    store.clusters.delete(cid)
+    assert store.credentials.get(cid) is None
+    for secret in (password, jmx_password, 'rotated', 'second'):
+        assert secret not in caplog.text
+
+
+def test_credentials_need_keys_in_the_configuration(api):
+    resp = api('POST', '/v1/clusters', json={
+        'name': 'nokeys', 'seeds': ['127.0.0.9'],
+        'credentials': {'username': 'a', 'password': 'b'}})
+    assert resp.status_code == 503, resp.text
+    openapi_check.validate_response('createCluster', resp)
+    assert '[credentials] encryption_keys' in resp.json()['error']['message']
+    names = [c['name'] for c in _ok(api('GET', '/v1/clusters'), 200)[
+        'clusters']]
+    assert 'nokeys' not in names

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """One shared 3-node local cluster for the compute and monitor tests.
 
 Starting Cassandra nodes is the expensive part of these tests, so every test
@@ -33,7 +44,8 @@ class LocalCluster:
                  flavors: list[str] | None = None, network: str = NETWORK,
                  jmx_base: int = JMX_BASE) -> None:
         """``flavors``, ``network`` and ``jmx_base`` let a test that runs
-        beside the shared cluster have its own addresses, ports and limits."""
+        beside the shared cluster have its own addresses, ports and limits.
+        """
         self.conf = conf
         self.size = size
         self.flavor = flavor
@@ -131,7 +143,8 @@ class LocalCluster:
 
 def acquire(conf, config) -> LocalCluster:
     """The shared cluster, started on first use and destroyed when the
-    pytest session ends (``config`` is pytest's config object)."""
+    pytest session ends (``config`` is pytest's config object).
+    """
     global _shared
     with _lock:
         if _shared is None:

@@ -1,7 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """``elastman-manage local-cluster`` against real Cassandra: create a one-node
 cluster (no actuator runs, so the command carries the action out itself),
 list it, refuse a second one of the same name, delete it, and find no
-process, directory, cgroup or store row left behind."""
+process, directory, cgroup or store row left behind.
+"""
 import os
 import subprocess
 import sys
@@ -22,7 +34,8 @@ CGROUP_ROOTS = ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup')
 @pytest.fixture
 def cloud(conf, tmp_path):
     """The local-cloud settings the command gets, and a driver on the same
-    state directory to look at (and, on failure, clean up) its servers."""
+    state directory to look at (and, on failure, clean up) its servers.
+    """
     settings = {'network': NETWORK, 'jmx_port_base': JMX_BASE,
                 'flavor': FLAVOR,
                 'cgroup_parent': 'elastman-test-%s' % uuid.uuid4().hex[:6]}

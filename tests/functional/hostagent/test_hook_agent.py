@@ -1,196 +1,40 @@
-"""Real libvirtd + QEMU (TCG): hook -> agent -> placement visible in libvirt.
-
-Needs libvirtd, virtlogd and qemu-system-x86_64 (tools/install-libvirt.sh)
-and root. Skips only when libvirtd cannot be started. The hook is installed
-as /etc/libvirt/hooks/qemu.d/<unique name> and removed afterwards; libvirtd
-is SIGHUPed so it re-reads its hooks. A fake two-node sysfs makes the
-pinning decision visible on a one-node machine.
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Real libvirtd + QEMU (TCG): hook -> agent -> placement visible in libvirt,
+and a VM still starts when the agent is down or its XML is hostile.
+The fixtures are in conftest.py.
 """
 from __future__ import annotations
 
 import os
-import shutil
-import signal
-import subprocess
-import time
-import uuid
+import socket
 
-import pytest
-from oslo_config import cfg
-
-from elastman.conf import hostagent as hostagent_conf
-from elastman.hostagent import hookinstall
-
-HOOKS_D = '/etc/libvirt/hooks/qemu.d'
-URI = 'qemu:///system'
-
-DOMAIN_XML = """<domain type='qemu'>
-  <name>{name}</name>
-  <uuid>{uuid}</uuid>
-  <metadata>
-    <nova:instance xmlns:nova="http://openstack.org/xmlns/libvirt/nova/1.1">
-      <nova:flavor name="{flavor}">
-        <nova:extraSpecs>
-          <nova:extraSpec name="elastman:class">{vm_class}</nova:extraSpec>
-          <nova:extraSpec name="elastman:slo_ms">35</nova:extraSpec>
-        </nova:extraSpecs>
-      </nova:flavor>
-    </nova:instance>
-  </metadata>
-  <memory unit='MiB'>64</memory>
-  <vcpu>1</vcpu>
-  <os><type arch='x86_64'>hvm</type></os>
-  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices>
-</domain>"""
-
-
-def _pids(name: str) -> list[int]:
-    out = subprocess.run(['pgrep', '-x', name], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
-def _wait(pred, timeout: float = 15.0, step: float = 0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = pred()
-        if value:
-            return value
-        time.sleep(step)
-    return pred()
-
-
-@pytest.fixture(scope='module')
-def libvirt_conn():
-    """A connection to a running libvirtd; starts the daemons if needed."""
-    if os.geteuid() != 0:
-        pytest.skip('libvirtd cannot be started: not root')
-    started = []
-    for daemon in ('virtlogd', 'libvirtd'):
-        if _pids(daemon):
-            continue
-        if shutil.which(daemon) is None:
-            pytest.skip('libvirtd cannot be started: %s is not installed '
-                        '(run tools/install-libvirt.sh)' % daemon)
-        for d in ('/var/log/libvirt', '/var/run/libvirt',
-                  '/var/lib/libvirt/qemu', '/var/cache/libvirt'):
-            os.makedirs(d, exist_ok=True)
-        before = set(_pids(daemon))
-        rc = subprocess.run([daemon, '-d'], capture_output=True, text=True)
-        if rc.returncode != 0:
-            pytest.skip('libvirtd cannot be started: %s -d: %s'
-                        % (daemon, rc.stderr.strip()))
-        new = _wait(lambda: set(_pids(daemon)) - before, 5)
-        started.extend(new or [])
-    try:
-        import libvirt
-    except ImportError:
-        pytest.fail('libvirt-python missing: run tools/install-libvirt.sh')
-    conn = _wait(lambda: _try_open(libvirt), 10)
-    if not conn:
-        pytest.skip('libvirtd cannot be started: no answer on %s' % URI)
-    yield conn
-    conn.close()
-    for pid in reversed(started):  # only what this fixture started
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-
-
-def _try_open(libvirt):
-    try:
-        return libvirt.open(URI)
-    except libvirt.libvirtError:
-        return None
-
-
-@pytest.fixture
-def fake_sysfs(tmp_path):
-    """Two NUMA nodes: node0 = cpu0, node1 = cpu1."""
-    root = tmp_path / 'sys'
-    for nid in (0, 1):
-        node = root / 'devices/system/node' / ('node%d' % nid)
-        node.mkdir(parents=True)
-        (node / 'cpulist').write_text('%d\n' % nid)
-        (node / 'meminfo').write_text('Node %d MemTotal: 1048576 kB\n' % nid)
-        (node / 'distance').write_text('10 21\n' if nid == 0 else '21 10\n')
-        topo = root / 'devices/system/cpu' / ('cpu%d' % nid) / 'topology'
-        topo.mkdir(parents=True)
-        (topo / 'physical_package_id').write_text('%d\n' % nid)
-    return str(root)
-
-
-@pytest.fixture
-def installed_hook(tmp_path, libvirt_conn):
-    state = tmp_path / 'state'
-    sock = str(state / 'hook.sock')
-    dest = os.path.join(HOOKS_D, 'elastman-test-%d' % os.getpid())
-    hookinstall.install(sock, dest, reload_libvirtd=True)
-    time.sleep(0.5)  # let libvirtd re-scan its hooks
-    yield str(state), sock
-    os.unlink(dest)
-    try:
-        os.rmdir(HOOKS_D)
-    except OSError:
-        pass
-    hookinstall.reload_hooks()
-
-
-@pytest.fixture
-def domains_to_clean(libvirt_conn):
-    names = []
-    yield names
-    import libvirt
-    for name in names:
-        try:
-            dom = libvirt_conn.lookupByName(name)
-        except libvirt.libvirtError:
-            continue
-        try:
-            if dom.isActive():
-                dom.destroy()
-            if dom.isPersistent():
-                dom.undefine()
-        except libvirt.libvirtError:
-            pass
-
-
-def _agent(state_dir, sysfs_root, tmp_path):
-    from elastman.hostagent import manager
-    conf = cfg.ConfigOpts()
-    conf.register_opt(cfg.StrOpt('host', default='test-host'))
-    # a fresh group: overrides live on the OptGroup, which CONF shares
-    conf.register_opts(hostagent_conf.hostagent_opts, group='hostagent')
-    conf([], project='elastman-test', default_config_files=[])
-    conf.set_override('state_dir', state_dir, 'hostagent')
-    conf.set_override('sysfs_root', sysfs_root, 'hostagent')
-    conf.set_override('resctrl_root', str(tmp_path / 'no-resctrl'),
-                      'hostagent')
-    conf.set_override('lc_vcpu_quota', 90000, 'hostagent')
-    conf.set_override('be_vcpu_quota', 40000, 'hostagent')
-    conf.set_override('controller_enabled', False, 'hostagent')
-    return manager.HostAgentManager(conf)
-
-
-def _start(conn, names, vm_class, flavor='m1.test'):
-    name = 'elastman-ft-%s' % uuid.uuid4().hex[:8]
-    names.append(name)
-    xml = DOMAIN_XML.format(name=name, uuid=uuid.uuid4(), vm_class=vm_class,
-                            flavor=flavor)
-    t0 = time.monotonic()
-    dom = conn.createXML(xml, 0)
-    return dom, time.monotonic() - t0
+from tests.functional.hostagent.conftest import make_agent
+from tests.functional.hostagent.conftest import start_domain
+from tests.functional.hostagent.conftest import virsh
+from tests.functional.hostagent.conftest import wait
 
 
 def test_hook_agent_placement_visible_in_libvirt(
         libvirt_conn, installed_hook, fake_sysfs, domains_to_clean, tmp_path):
     state_dir, sock = installed_hook
-    agent = _agent(state_dir, fake_sysfs, tmp_path)
+    agent = make_agent(state_dir, fake_sysfs, tmp_path,
+                       lc_vcpu_quota=90000, be_vcpu_quota=40000,
+                       controller_enabled=False)
     agent.start()
     try:
-        lc, _ = _start(libvirt_conn, domains_to_clean, 'latency-critical')
-        be, _ = _start(libvirt_conn, domains_to_clean, 'best-effort')
-        assert _wait(lambda: agent.events_applied >= 2, 20), \
+        lc, _ = start_domain(libvirt_conn, domains_to_clean, 'latency-critical')
+        be, _ = start_domain(libvirt_conn, domains_to_clean, 'best-effort')
+        assert wait(lambda: agent.events_applied >= 2, 20), \
             'agent did not place both domains (hook events: %d)' \
             % agent.listener.received
         # what the hook told the agent
@@ -203,12 +47,9 @@ def test_hook_agent_placement_visible_in_libvirt(
         assert lc.schedulerParameters()['vcpu_quota'] == 90000
         assert be.vcpuPinInfo(1)[0] == (False, True)
         assert be.schedulerParameters()['vcpu_quota'] == 40000
-        virsh = subprocess.run(['virsh', '-c', URI, 'vcpupin', lc.name()],
-                               capture_output=True, text=True).stdout
-        assert ' 0      0\n' in virsh or virsh.split()[-1] == '0'
-        sched = subprocess.run(['virsh', '-c', URI, 'schedinfo', be.name()],
-                               capture_output=True, text=True).stdout
-        assert 'vcpu_quota     : 40000' in sched
+        pinned = virsh('vcpupin', lc.name())
+        assert ' 0      0\n' in pinned or pinned.split()[-1] == '0'
+        assert 'vcpu_quota     : 40000' in virsh('schedinfo', be.name())
         # the agent wrote only inside its state dir
         assert sorted(os.listdir(state_dir)) == ['domains.json', 'hook.sock']
     finally:
@@ -220,10 +61,53 @@ def test_vm_starts_when_agent_is_down(libvirt_conn, installed_hook,
     state_dir, sock = installed_hook
     os.makedirs(state_dir, exist_ok=True)
     assert not os.path.exists(sock)
-    dom, took = _start(libvirt_conn, domains_to_clean, 'latency-critical')
+    dom, took = start_domain(libvirt_conn, domains_to_clean, 'latency-critical')
     assert dom.isActive()
     log = os.path.join(state_dir, 'hook.log')
-    assert _wait(lambda: os.path.exists(log), 5)
+    assert wait(lambda: os.path.exists(log), 5)
     with open(log) as f:
         text = f.read()
     assert 'agent unreachable' in text and dom.name() in text
+
+
+def test_vm_starts_when_the_agent_crashed(libvirt_conn, installed_hook,
+                                          domains_to_clean):
+    """A crashed agent leaves its socket behind, with nobody reading."""
+    state_dir, sock = installed_hook
+    os.makedirs(state_dir, exist_ok=True)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    stale.bind(sock)
+    stale.close()
+    try:
+        dom, _ = start_domain(libvirt_conn, domains_to_clean,
+                              'latency-critical')
+        assert dom.isActive()
+        log = os.path.join(state_dir, 'hook.log')
+        assert wait(lambda: os.path.exists(log) and dom.name() in
+                    open(log).read(), 5)
+    finally:
+        os.unlink(sock)
+
+
+HOSTILE_METADATA = """
+    <elastman:vm xmlns:elastman="http://openstack.org/xmlns/elastman/hostagent/1.0"
+                 class="vip" slo_ms="-5" jmx="$(reboot):7199"
+                 junk="{junk}"/>""".format(junk='x' * 60000)
+
+
+def test_vm_with_hostile_metadata_starts_as_best_effort(
+        libvirt_conn, installed_hook, fake_sysfs, domains_to_clean, tmp_path):
+    state_dir, _ = installed_hook
+    agent = make_agent(state_dir, fake_sysfs, tmp_path,
+                       controller_enabled=False)
+    agent.start()
+    try:
+        dom, _ = start_domain(libvirt_conn, domains_to_clean, 'vip',
+                              extra_metadata=HOSTILE_METADATA)
+        assert dom.isActive()
+        assert wait(lambda: agent.registry.get(dom.UUIDString()), 20)
+        rec = agent.registry.get(dom.UUIDString())
+        assert (rec.vm_class, rec.slo_ms, rec.jmx) == ('best-effort', None,
+                                                       None)
+    finally:
+        agent.stop()

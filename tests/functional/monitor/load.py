@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A paced CQL load: a known rate of reads and writes of a known size.
 
 Requests are issued asynchronously on a fixed schedule (open loop), so the
@@ -149,7 +160,8 @@ def _child(args, stop, ready, out, control) -> None:
 
 class PacedLoad:
     """Runs the load in a child process at high priority, so the client's
-    latencies are not inflated by the test process's own threads."""
+    latencies are not inflated by the test process's own threads.
+    """
 
     def __init__(self, contact_points: list[str], keyspace: str,
                  reads_per_s: float, writes_per_s: float,

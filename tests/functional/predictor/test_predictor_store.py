@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The predictor worker against the real store."""
 import datetime
 
@@ -25,6 +36,11 @@ def test_forecasts_stored_with_weights_and_resumed(conf, store):
         assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
         stored = store.forecasts.latest(cluster['id'], 'reads_per_s')
         assert len(stored['predicted']) == first.horizon_steps
+        # the bound on the running peak: one per step, never below it
+        assert len(stored['upper']) == first.horizon_steps
+        assert stored['quantile'] == conf.predictor.quantile
+        assert all(u >= p - 1e-6 for u, p in zip(
+            stored['upper'], np.maximum.accumulate(stored['predicted'])))
         assert set(stored['weights']) == set(first.ensemble.names)
         # the ramp goes on: the first step predicts more than the last point
         assert stored['predicted'][0] > 1000 + 10 * (minutes - 5)

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A tenant's cloud, started once for the package: the session's Keystone,
 the Nova lab behind it (its guests are Cassandra nodes configured from their
 user data), and elastman's API and actuator as processes of their own over
@@ -119,7 +130,8 @@ class ApiClient:
     def wait_cluster(self, cluster_id: str, states=('ACTIVE',),
                      timeout: float = 900) -> dict:
         """Wait until no action is unfinished and the cluster is in one of
-        ``states``; the last document either way."""
+        ``states``; the last document either way.
+        """
         deadline = time.monotonic() + timeout
         while True:
             doc = self.cluster(cluster_id)
@@ -367,4 +379,3 @@ def alice(cloud) -> Tenant:
 @pytest.fixture(scope='package')
 def bob(cloud) -> Tenant:
     return cloud.tenants['tenant-b']
-

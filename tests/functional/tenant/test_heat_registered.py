@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A real heat-engine (and heat-api) runs a stack with OS::Elastman::Cluster
 against the running elastman API: it registers an existing Cassandra cluster,
 which elastman discovers and maps to the tenant's servers; a stack update
@@ -212,8 +223,8 @@ def _wait_ring(conf, jmx_host: str, size: int, timeout: float = 900):
             members = tool.status()
         except Exception:
             return None
-        return members if (len(members) == size and
-                           all(m.up_normal for m in members)) else None
+        return members if (len(members) == size
+                           and all(m.up_normal for m in members)) else None
     return services.wait_for(ring, timeout=timeout, interval=5)
 
 

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The production path through a real Nova, as a tenant sees it.
 
 A tenant (project tenant-a, user alice, role member) creates a 3-node
@@ -15,8 +26,8 @@ import datetime
 import time
 import uuid
 
-from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster
+from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 from keystoneclient.v3 import client as ks_client
 import pytest
@@ -167,7 +178,8 @@ def test_tenant_cluster_through_nova(cloud, alice, bob):
 
 def _failed(api, cluster_id, expected):
     """The create failed with ``expected`` in its reason, on the action and
-    on the cluster."""
+    on the cluster.
+    """
     doc = api.wait_cluster(cluster_id, states=('ERROR',), timeout=300)
     [action] = api.actions(cluster_id)
     assert action['state'] == 'FAILED', action
@@ -210,7 +222,8 @@ def test_expired_trust(cloud, alice):
     """The actuator acts by itself (a journalled action, as a control
     period's decision is) with a trust that expired: the action and the
     cluster say so, and nothing is created. Deleting the cluster through the
-    API gives it a new trust from the caller first, so the delete works."""
+    API gives it a new trust from the caller first, so the delete works.
+    """
     api = alice.api(cloud.api_url)
     trusts_before = {t.id for t in cloud.trusts()}
     cluster = _create(api, alice, 'expired', 1, image='no-such-image')

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Real data (issue 4): the capacity the trainer learns from the monitor's
 samples of a real node agrees with the node's measured saturation point.
 
@@ -142,7 +153,8 @@ class Step:
     @property
     def met(self) -> bool:
         """Every sample within the SLO: the step's cells are met at any
-        confidence (a step with samples on both sides is not a bound)."""
+        confidence (a step with samples on both sides is not a bound).
+        """
         p99 = self.p99
         return bool(p99) and all(v <= SLO_MS for v in p99)
 
@@ -171,7 +183,8 @@ def _log(msg: str) -> None:
 def _warm_up(mgr, node_row: dict) -> None:
     """Sample the node under a throwaway cluster id (so that the trainer never
     sees these samples) until JMX answers and the read p99 is well within the
-    SLO: a cold JVM on a small quota is slow for a minute or more."""
+    SLO: a cold JVM on a small quota is slow for a minute or more.
+    """
     warm_id = uuid.uuid4()
     deadline = time.monotonic() + WARMUP_MAX
     good = 0

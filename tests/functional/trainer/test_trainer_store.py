@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The trainer worker against the real store: samples in, models out, and a
-restarted trainer resumes where the first one stopped."""
+restarted trainer resumes where the first one stopped.
+"""
 import datetime
 import math
 import time
@@ -9,8 +21,8 @@ import numpy as np
 from elastman.common import context
 from elastman.common import rpc
 from elastman.common import service
-from elastman.trainer import manager as trainer_manager
 from elastman.store import model_state as persistence
+from elastman.trainer import manager as trainer_manager
 from elastman.trainer import rpcapi as trainer_rpcapi
 from tests.unit.capacity import synthetic
 
@@ -19,7 +31,8 @@ T0 = datetime.datetime(2026, 11, 1, 12, 0, 0)
 
 def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
     """Store ``n`` samples of a random walk over the synthetic VM's space,
-    ``step`` s apart."""
+    ``step`` s apart.
+    """
     for i in range(n):
         share = rng.uniform(0.2, 0.9)
         size = rng.uniform(1024, 4096)
@@ -167,7 +180,8 @@ def _one_node_cluster(store):
 
 def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
     """[trainer] node_warmup: samples from a node's first seconds after its
-    row was created are skipped; earlier and later ones are learnt."""
+    row was created are skipped; earlier and later ones are learnt.
+    """
     conf.set_override('node_warmup', 100, 'trainer')
     try:
         cluster, cid = _one_node_cluster(store)
@@ -190,7 +204,8 @@ def test_a_new_nodes_first_samples_are_not_learnt(conf, store):
 def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
         conf, store):
     """[trainer] action_settle: from an action's creation to ``settle`` s
-    after it ended (open-ended while it runs), samples are skipped."""
+    after it ended (open-ended while it runs), samples are skipped.
+    """
     conf.set_override('action_settle', 30, 'trainer')
     try:
         cluster, cid = _one_node_cluster(store)
@@ -216,3 +231,98 @@ def test_samples_during_and_right_after_a_scaling_action_are_not_learnt(
         assert trainer._clusters[str(cid)].registry.accepted == 15 + 7
     finally:
         conf.clear_override('action_settle', 'trainer')
+
+
+def test_a_new_cluster_starts_from_another_clusters_flavour_model(conf, store):
+    """The prior: cluster B's first round imports the flavour model that
+    cluster A learnt, so B's decisions have a boundary before B has seen
+    any violation.
+    """
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        policy = {'slo_threshold_ms': synthetic.SLO_MS, 'slo_metric': 'read_p99_ms'}
+        a = store.clusters.create('p', 'a', spec={}, policy=policy)
+        store.nodes.upsert(a['id'], 'a1', flavor='small', address='x')
+        rng = np.random.default_rng(5)
+        _feed(store, a['id'], synthetic.SyntheticVM(seed=5), 'a1', 300, T0, rng)
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        trainer.train_cluster(a, now=T0.timestamp() + 3600)
+        learnt = trainer._clusters[str(a['id'])].registry.flavor_model('small')
+        assert learnt.two_class
+
+        b = store.clusters.create('p', 'b', spec={}, policy=policy)
+        store.nodes.upsert(b['id'], 'b1', flavor='small', address='y')
+        store.nodes.upsert(b['id'], 'b2', flavor='other', address='z')
+        trainer.train_cluster(b, now=T0.timestamp() + 3700)
+        registry = trainer._clusters[str(b['id'])].registry
+        prior = registry.flavor_model('small')
+        assert prior is not None and prior.two_class
+        np.testing.assert_allclose(prior.coef, learnt.coef)
+        assert not registry.flavor_model('other').two_class     # nobody learnt it
+        assert registry.model_for('b1')[1] == 'flavor'
+        stored = store.models.get('flavor', persistence.model_key(str(b['id']), 'small'))
+        assert stored['summary']['kind'] == 'svm'
+        # the state that the actuator reads carries the prior too
+        reloaded = persistence.load_state(store, str(b['id']))
+        assert reloaded.flavor_model('small').two_class
+    finally:
+        conf.clear_override('update_period', 'trainer')
+
+
+def test_interference_index_becomes_a_model_dimension(conf, store):
+    """[trainer] interference_feature = auto (the default): samples that
+    carry the host agents' index add it to the model's features, and the
+    capacity then depends on it (Hubbub-Scale's third dimension).
+    """
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'ci', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        rng = np.random.default_rng(5)
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        for i in range(800):
+            if i == 200:
+                # the host agents were not reporting yet: a 3-D model
+                trainer.train_cluster(cluster, now=T0.timestamp() + 2100)
+                state = trainer._clusters[str(cid)]
+                assert 'interference_index' not in \
+                    state.registry.params.features
+                assert state.registry.flavor_model('small').two_class
+            index = 0.0 if i < 200 else \
+                float(rng.choice([0.0, 0.2, 0.4, 0.6]))
+            vm = synthetic.SyntheticVM(factor=1.0 - index, seed=i)
+            share, size = rng.uniform(0.3, 0.7), rng.uniform(1024, 3072)
+            load = rng.uniform(0.3, 1.7) * vm.capacity(share, size)
+            r, w = share * load, (1 - share) * load
+            store.samples.add({
+                'cluster_id': cid, 'node_id': 'n1',
+                'ts': T0 + datetime.timedelta(seconds=10 * i), 'up': True,
+                'reads_per_s': r, 'writes_per_s': w,
+                'read_bytes_mean': size, 'write_bytes_mean': size,
+                'read_p99_ms': vm.p99(r, w, size),
+                **({'extra': {'interference_index': index}}
+                   if i >= 200 else {})})
+        trainer.train_cluster(cluster, now=T0.timestamp() + 9000)
+        state = trainer._clusters[str(cid)]
+        assert state.registry.params.features[-1] == 'interference_index'
+
+        def capacity(index):
+            workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
+                        'read_bytes_mean': 2048.0,
+                        'write_bytes_mean': 2048.0,
+                        'interference_index': index}
+            return trainer.capacities(None, str(cid),
+                                      {'n1': workload})['n1']['capacity']
+        for index in (0.0, 0.4):
+            truth = synthetic.SyntheticVM(1.0 - index).capacity(0.5, 2048)
+            assert math.isclose(capacity(index), truth, rel_tol=0.2), index
+        assert capacity(0.4) < 0.75 * capacity(0.0)
+        # a restarted trainer keeps the dimension
+        again = trainer_manager.TrainerManager(conf, store=store)
+        again.train_cluster(cluster, now=T0.timestamp() + 7300)
+        assert 'interference_index' in \
+            again._clusters[str(cid)].registry.params.features
+    finally:
+        conf.clear_override('update_period', 'trainer')

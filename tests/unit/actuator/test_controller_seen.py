@@ -1,14 +1,29 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The trainer's ``seen`` reaches the controller's decision: from the cells,
 through the stored trainer state and the RPC answer, into ``c_x`` when the
-policy says ``extrapolation='lower'`` and the boundary lies beyond the data."""
+policy says ``extrapolation='lower'`` and the boundary lies beyond the data.
+"""
+import datetime
+
 import pytest
 
 from elastman.actuator import controller as controller_mod
 from elastman.capacity.params import ModelParams
-from elastman.common import exception
-from elastman.trainer import manager as trainer_manager
 from elastman.capacity import registry as model_registry
+from elastman.common import exception
 from elastman.store import model_state as persistence
+from elastman.trainer import manager as trainer_manager
+from tests.unit.store import fakes
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
                 slo_threshold_ms=35.0)
@@ -41,35 +56,19 @@ def _registry(cells=CELLS):
     return reg
 
 
-class FakeModels:
-    """The two calls of each direction persistence makes."""
+class FakeSamples:
+    def newest(self, cluster_id, node_ids, limit=1):
+        taken = datetime.datetime.fromtimestamp(NOW - 10, datetime.timezone.utc)
+        return {n: [dict(CURRENT, ts=taken.replace(tzinfo=None))]
+                for n in node_ids}
 
+
+class FakeStore(fakes.FakeStateStore):
     def __init__(self):
-        self.rows, self.cell_rows = {}, {}
-
-    def save_cells(self, scope, key, cells):
-        self.cell_rows[(scope, key)] = dict(cells)
-
-    def save(self, scope, key, payload, params=None, summary=None):
-        self.rows[(scope, key)] = {'payload': payload}
-        return 1
-
-    def prune(self, scope, key, keep):
-        pass
-
-    def get(self, scope, key):
-        return self.rows[(scope, key)]
-
-    def cells(self, scope, key):
-        return self.cell_rows[(scope, key)]
-
-
-class FakeStore:
-    def __init__(self):
-        self.models = FakeModels()
+        super().__init__()
         self.nodes = self
         self.actions = self
-        self.samples = self
+        self.samples = FakeSamples()
         self.forecasts = self
 
     def list(self, cluster_id, limit=None):
@@ -79,9 +78,6 @@ class FakeStore:
 
     def unfinished(self, cluster_id):
         return []
-
-    def for_node(self, cluster_id, node_id, limit=None):
-        return [dict(CURRENT)]
 
     def latest(self, cluster_id, metric):
         raise exception.NotFound(kind='forecast', id=metric)

@@ -1,4 +1,4 @@
-"""Decision logic against hand-computed cases (seed 000 Ch. 3 rules + bounds)."""
+"""Decision logic against hand-computed cases (OnlineElastMan rules + bounds)."""
 import json
 import math
 from types import SimpleNamespace
@@ -6,8 +6,10 @@ from types import SimpleNamespace
 import pytest
 
 from elastman.actuator import decision as dec
+from elastman.actuator.policy import InvalidPolicy
+from elastman.actuator.policy import PAPER_RULE
+from elastman.actuator.policy import ScalingPolicy
 from elastman.actuator import workload
-from elastman.actuator.policy import InvalidPolicy, ScalingPolicy
 from elastman.capacity.capacity import CapacityEstimate
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
@@ -30,7 +32,9 @@ def cluster(specs, flavor='m1.small', **kw):
 
 
 def policy(**kw):
-    base = dict(min_size=3, max_size=10, replication_factor=3, warmup_s=0, cooldown_s=300)
+    """The paper's rule, unless a test sets an option."""
+    base = dict(PAPER_RULE, min_size=3, max_size=10, replication_factor=3,
+                warmup_s=0, cooldown_s=300)
     base.update(kw)
     return ScalingPolicy(**base)
 
@@ -159,14 +163,37 @@ def test_in_flight_cooldown_warmup_gates_keep_the_numbers():
     assert dec.decide(policy(warmup_s=0), c, e, NOW).kind == dec.SCALE_OUT
 
 
-def test_unknown_capacity_blocks_decisions():
+def test_a_vm_without_estimate_does_not_block_a_scale_out():
+    # n3 has no fresh sample (a dead node): the two violators still count
     c, e = cluster([(120, 100), (130, 100), (110, math.nan, 'unknown')])
     d = dec.decide(policy(), c, e, NOW)
-    assert d.blocked_by == 'model'
-    assert d.reason == ('no action: warming up, model not usable (1 of 3 VMs have '
-                        'no capacity estimate)')
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
     del e['n3']                                   # no estimate at all
-    assert dec.decide(policy(), c, e, NOW).blocked_by == 'model'
+    assert (dec.decide(policy(), c, e, NOW).kind) == dec.SCALE_OUT
+
+
+def test_a_vm_without_estimate_blocks_a_scale_in():
+    c, e = cluster([(10, 100), (10, 100), (10, 100), (10, 100)])
+    assert dec.decide(policy(), c, e, NOW).kind == dec.SCALE_IN
+    del e['n4']
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.blocked_by == 'model'
+    assert d.reason == ('no action: 1 of 4 VMs have no capacity estimate; scale '
+                        'in needs every VM known')
+
+
+def test_no_estimate_at_all_means_no_decision():
+    c, _ = cluster([(10, 100), (10, 100), (10, 100)])
+    d = dec.decide(policy(), c, {}, NOW)
+    assert d.blocked_by == 'model' and 'none of the 3 VMs' in d.reason
+
+
+def test_latency_in_the_warning_band_blocks_a_scale_in():
+    c, e = cluster([(10, 100), (10, 100), (10, 100), (10, 100)],
+                   in_warning_band=['n2'])
+    d = dec.decide(policy(), c, e, NOW)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'latency')
+    assert 'warning band (n2)' in d.reason
 
 
 def test_lower_bound_over_capacity_is_uncertain():
@@ -312,12 +339,16 @@ def test_policy_validation():
     assert ScalingPolicy.from_dict(p.to_dict()) == p and p.floor == 3
 
 
-# -- options beyond the paper (defaults keep seed 000's rule) -----------------
+# -- options beyond the paper (defaults keep OnlineElastMan's rule) ---------
 
-def test_paper_defaults_of_the_new_options():
+def test_defaults_and_the_paper_rule():
     p = ScalingPolicy()
     assert (p.headroom, p.scale_out_count, p.beyond_lower, p.extrapolation,
-            p.max_scale_in_fraction, p.explore) == (0.0, 'sum', 'uncertain', 'trust', 1.0, 0.0)
+            p.max_scale_in_fraction, p.explore, p.guard) == (
+        0.2, 'violators', 'uncertain', 'lower', 0.1, 0.0, True)
+    p = ScalingPolicy(**PAPER_RULE)
+    assert (p.headroom, p.scale_out_count, p.extrapolation,
+            p.max_scale_in_fraction, p.guard) == (0.0, 'sum', 'trust', 1.0, False)
 
 
 def test_headroom_compares_the_load_with_a_target():
@@ -459,3 +490,11 @@ def test_zero_lower_bound_is_uncertain_not_a_violation():
     d = dec.decide(policy(min_size=1, replication_factor=1,
                           beyond_lower='over'), c, e, NOW)
     assert d.kind == dec.SCALE_OUT
+
+
+def test_nodes_being_healed_count_towards_the_floor():
+    c, e = cluster([(10, 100), (10, 100)])
+    assert dec.decide(policy(), c, e, NOW).reason.startswith('scale out by 1')
+    c.healing = 1
+    d = dec.decide(policy(), c, e, NOW)
+    assert d.kind == dec.NONE

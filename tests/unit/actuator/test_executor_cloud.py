@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The executor against a cloud: the cluster's project and request, the
 seeds it hands new nodes, quota, failures, and registered rings (with an
 in-memory store, driver and nodetool)."""
@@ -73,9 +84,17 @@ class Actions:
         return dict(self.rows[action_id])
 
 
+class Credentials:
+    """No cluster here has credentials or TLS."""
+
+    def get(self, cluster_id):
+        return None
+
+
 class Store:
     def __init__(self):
         self.clusters, self.nodes, self.actions = Clusters(), Nodes(), Actions()
+        self.credentials = Credentials()
 
 
 class Cloud(compute.ComputeDriver):

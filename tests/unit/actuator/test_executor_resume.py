@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """How the executor resumes a decommission a crashed actuator left behind,
-and where the crash-injection hook may fire."""
+and where a test's fault hook may fire.
+"""
 import pytest
 
 from elastman.actuator import executor as executor_mod
@@ -14,9 +26,15 @@ class FakeNodes:
         self.states[node_id] = fields['state']
 
 
+class FakeCredentials:
+    def get(self, cluster_id):
+        return None
+
+
 class FakeStore:
     def __init__(self):
         self.nodes = FakeNodes()
+        self.credentials = FakeCredentials()
 
 
 class FakeNodetool:
@@ -74,22 +92,12 @@ def test_failed_decommission_puts_the_node_back(conf):
     assert store.nodes.states == {'n1': 'UN'}
 
 
-def test_crash_points_are_the_option_choices(conf):
-    opt = conf._get_opt_info('crash_after_step', 'actuator')['opt']
-    assert set(opt.type.choices) == {''} | set(executor_mod.CRASH_POINTS)
-
-
-def test_crash_point_exits_only_where_configured(conf, monkeypatch):
-    exits = []
-    monkeypatch.setattr(executor_mod.os, '_exit', exits.append)
-    conf.set_override('crash_after_step', 'creating:server', 'actuator')
+def test_checkpoint_hook_sees_every_checkpoint_name(conf):
+    seen = []
     executor, _ = _executor(conf, FakeNodetool('NORMAL'))
-    executor._crash_point('creating')
-    assert exits == []
-    executor._crash_point('creating:server')
-    assert exits == [137]
-
-
-def test_unknown_crash_point_is_a_config_error(conf):
-    with pytest.raises(ValueError):
-        conf.set_override('crash_after_step', 'halfway', 'actuator')
+    executor.checkpoint_hook = seen.append
+    executor._checkpoint({'cluster_id': 'c', 'step': 'creating'},
+                         'creating:server')
+    assert seen == ['creating:server']
+    with pytest.raises(AssertionError):
+        executor._checkpoint({'cluster_id': 'c', 'step': 'x'}, 'halfway')

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """An actuator that died after an action's end but before the cluster's
-state change must not leave the cluster SCALING forever."""
+state change must not leave the cluster SCALING forever.
+"""
 import pytest
 
 from elastman.actuator import manager as manager_mod
@@ -13,12 +25,16 @@ class FakeStore:
         self.leases = self
         self.actions = self
         self.clusters = self
+        self.nodes = self
 
     def acquire(self, name, holder, ttl):
         return True
 
     def unfinished(self, cluster_id):
         return list(self._unfinished)
+
+    def list(self, cluster_id):
+        return []
 
     def update(self, cluster_id, **fields):
         self.updates.append(fields)
@@ -31,7 +47,9 @@ def manager(monkeypatch):
     store = FakeStore([])
     mgr = manager_mod.ActuatorManager(conf, store)
     # the decision itself is not what this test is about
-    monkeypatch.setattr(mgr.controller, 'decide', lambda cluster, now: None)
+    monkeypatch.setattr(mgr.controller, 'decide',
+                        lambda cluster, now, record=True: None)
+    monkeypatch.setattr(mgr.controller, 'newest_sample_at', lambda cluster: None)
     monkeypatch.setattr(mgr.controller, 'action_for',
                         lambda cluster, result: None)
     return mgr, store

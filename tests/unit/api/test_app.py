@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The application without a store: routing, JSON errors, validation and
-authorization that happen before any store access."""
+authorization that happen before any store access.
+"""
 import json
 
 from oslo_config import cfg
@@ -8,8 +20,8 @@ import webob
 
 from elastman.api import app
 from elastman.api import auth
-from elastman.api import schemas
 from elastman.api import errors
+from elastman.api import schemas
 import elastman.conf
 
 
@@ -61,6 +73,8 @@ def test_noauth_validates_before_store(conf):
     ({'name': '', 'seeds': ['x']}, False),
     ({'name': 'a', 'seeds': []}, False),
     ({'name': 'a', 'seeds': ['x'], 'policy': {'alpha': -1}}, False),
+    ({'name': 'a', 'seeds': ['x'], 'policy': {'plan_on': 'quantile'}}, True),
+    ({'name': 'a', 'seeds': ['x'], 'policy': {'plan_on': 'upper'}}, False),
 ])
 def test_cluster_create_schema(body, ok):
     try:
@@ -85,3 +99,38 @@ def test_policy_defaults_and_model_params():
 def test_nan_never_reaches_json():
     resp = errors.json_response(200, {'x': float('nan'), 'y': [1.0]})
     assert json.loads(resp.body) == {'x': None, 'y': [1.0]}
+
+
+def _marker_conf(tmp_path, secret=None):
+    conf = cfg.ConfigOpts()
+    elastman.conf.api.register_opts(conf)
+    elastman.conf.service.register_opts(conf)
+    conf([], default_config_files=[])
+    conf.set_override('state_path', str(tmp_path))
+    if secret:
+        conf.set_override('marker_secret', secret, 'api')
+    return conf
+
+
+def test_page_markers_are_signed_with_the_configured_secret(tmp_path):
+    from elastman.api.controllers import base
+    signer = base.MarkerSigner(_marker_conf(tmp_path, 'one secret'))
+    marker = signer.sign('c3RhdGU=')
+    assert signer.verify(marker) == 'c3RhdGU='
+    other = base.MarkerSigner(_marker_conf(tmp_path, 'another secret'))
+    with pytest.raises(errors.APIError) as err:
+        other.verify(marker)        # another deployment's key: refused
+    assert err.value.code == 400
+    assert signer.sign('c3RhdGU=') != other.sign('c3RhdGU=')
+    assert not (tmp_path / base.MARKER_KEY_FILE).exists()
+
+
+def test_without_a_secret_a_private_key_file_is_made_once(tmp_path):
+    from elastman.api.controllers import base
+    first = base.MarkerSigner(_marker_conf(tmp_path))
+    path = tmp_path / base.MARKER_KEY_FILE
+    assert oct(path.stat().st_mode & 0o777) == '0o600'
+    assert len(path.read_text().strip()) == 64
+    base._key_from_file.cache_clear()       # as another process would
+    second = base.MarkerSigner(_marker_conf(tmp_path))
+    assert second.verify(first.sign('c3RhdGU=')) == 'c3RhdGU='

@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The OpenAPI document and the implementation agree: the same routes, the
-same request-body schemas, and a valid OpenAPI 3.1 document."""
+same request-body schemas, and a valid OpenAPI 3.1 document.
+"""
 import json
 import re
 
@@ -31,6 +43,7 @@ def test_request_schemas_match_code():
     for name, schema in (('ClusterCreate', schemas.CLUSTER_CREATE),
                          ('ClusterUpdate', schemas.CLUSTER_UPDATE),
                          ('ClusterScale', schemas.CLUSTER_SCALE),
+                         ('ClusterAccess', schemas.CLUSTER_ACCESS),
                          ('PolicySet', schemas.POLICY)):
         assert comp[name] == json.loads(json.dumps(schema)), name
 

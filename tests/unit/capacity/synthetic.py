@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A synthetic Cassandra VM with a known capacity surface, for the tests.
 
 Utilisation of the VM for read rate r, write rate w (requests/s) and mean
@@ -5,7 +16,7 @@ request size s (bytes) is
 
     u(r, w, s) = r / R + w / W + s / S            (R=8000, W=12000, S=16384)
 
-so the SLO boundary u = 1 is a plane (the model of seed 000, Ch. 3). The p99
+so the SLO boundary u = 1 is a plane (the model of OnlineElastMan). The p99
 read latency is an M/M/1-like curve that crosses the 35 ms SLO exactly at u=1,
 
     p99 = 35 ms * (1 - rho) / (1 - rho * u)       (rho = 0.9; 3.5 ms when idle)

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Grid, fit, capacity search, one-class bounds, serialisation, validation."""
 import math
 import time
@@ -6,10 +17,15 @@ import numpy as np
 import pytest
 
 from elastman.capacity import capacity as cap
-from elastman.capacity import features, model, serialization as ser
-from elastman.capacity.grid import CellGrid, prune_conflicts
-from elastman.capacity.params import InvalidParams, ModelParams
-from elastman.capacity.validation import InvalidSample, check_sample
+from elastman.capacity import features
+from elastman.capacity.grid import CellGrid
+from elastman.capacity.grid import prune_conflicts
+from elastman.capacity import model
+from elastman.capacity.params import InvalidParams
+from elastman.capacity.params import ModelParams
+from elastman.capacity import serialization as ser
+from elastman.capacity.validation import check_sample
+from elastman.capacity.validation import InvalidSample
 
 MASK = [True, True, False]
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512})
@@ -110,7 +126,8 @@ def test_few_cells_put_the_boundary_between_the_classes(one_met):
     """With a handful of separable cells the boundary lies between the last
     met cell and the first violated one, whichever class has more cells. At
     C=1 one met cell against three violated ones put it at 70 req/s, under
-    the 99 req/s the node had just served within the SLO."""
+    the 99 req/s the node had just served within the SLO.
+    """
     p = P.replace(granularity={'read_rate': 50, 'write_rate': 50, 'data_size': 4096},
                   slo_threshold_ms=250.0)
     g = CellGrid(p.granularity_vector(), buffer_size=10)

@@ -1,12 +1,23 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """ModelRegistry: rejection, flavour fallback, versions, state and export."""
 import datetime
 
 import pytest
 
-from elastman.capacity import serialization as ser
 from elastman.capacity.params import ModelParams
-from elastman.trainer import manager as trainer_manager
 from elastman.capacity.registry import ModelRegistry
+from elastman.capacity import serialization as ser
+from elastman.trainer import manager as trainer_manager
 from tests.unit.capacity import synthetic as syn
 
 P = ModelParams(granularity={'read_rate': 250, 'write_rate': 250, 'data_size': 512},

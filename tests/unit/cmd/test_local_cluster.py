@@ -1,5 +1,17 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman-manage local-cluster: input checks, who carries an action out,
-and the listing, against an in-memory store, executor and driver."""
+and the listing, against an in-memory store, executor and driver.
+"""
 import argparse
 import datetime
 import subprocess
@@ -9,9 +21,9 @@ import uuid
 
 import pytest
 
+from elastman.cmd import local_cluster
 from elastman.common import exception
 from elastman.compute import base as compute
-from elastman.cmd import local_cluster
 
 FLAVORS = ['small:cpu=0.5,heap=384M', 'big:cpu=1,heap=512M']
 
@@ -227,7 +239,8 @@ def test_nova_driver_is_refused(lc_conf):
 
 def test_bad_flavour_exits_2_before_the_store_is_used(tmp_path):
     """The real command line, with a store nobody listens on: the input
-    error comes first, so nothing can have been written."""
+    error comes first, so nothing can have been written.
+    """
     config = tmp_path / 'elastman.conf'
     config.write_text('[DEFAULT]\nstate_path = %s\n[store]\n'
                       'contact_points = 127.0.0.1\nport = 1\n'

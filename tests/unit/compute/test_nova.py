@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The nova compute driver against a fake openstacksdk connection.
 
 The proxies (conn.compute, conn.image, conn.network) are faked; servers,
@@ -39,7 +50,8 @@ FLAVORS = [sdk_flavor.Flavor.existing(id='f1', name='m1.tiny', vcpus=1,
 
 class FakeCompute:
     """conn.compute: records calls; ``fail`` maps a method to exceptions
-    raised (in order) before it succeeds."""
+    raised (in order) before it succeeds.
+    """
 
     def __init__(self):
         self.calls = []
@@ -636,3 +648,17 @@ def test_release_deletes_the_cluster_server_group(driver, conn, nova_conf):
     assert conn.compute.groups == {}
     assert calls(conn, 'delete_server_group') == [
         ('delete_server_group', ('grp-elastman-c1',), {})]
+
+
+def test_live_migrate_lets_the_scheduler_pick_the_host(driver, conn):
+    conn.compute.live_migrate_server = \
+        lambda server, **kw: conn.compute._record('live_migrate_server',
+                                                  server, **kw)
+    driver.live_migrate('srv-9')
+    assert calls(conn, 'live_migrate_server') == [
+        ('live_migrate_server', ('srv-9',),
+         {'host': None, 'block_migration': 'auto'})]
+    conn.compute.fail['live_migrate_server'] = [
+        os_exc.HttpException('migration refused', http_status=400)]
+    with pytest.raises(base.ComputeError, match='live-migrating server srv-9'):
+        driver.live_migrate('srv-9')

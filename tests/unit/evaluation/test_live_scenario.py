@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Scenario files of the live evaluation and the per-minute records."""
 import datetime
 import json
@@ -79,10 +90,25 @@ def test_policy_and_config_defaults():
     ({'colour': 1, 'phases': [{'minutes': 1, 'target': 5}]}, 'unknown'),
     ({'cluster': {'size': 9}, 'phases': [{'minutes': 1, 'target': 5}]},
      'bounds'),
+    ({'phases': [{'minutes': 1, 'target': 5, 'until': 'rain'}]}, 'until'),
+    ({'phases': [{'minutes': 2, 'target': [5, 9], 'until': 'scale_in'}]},
+     'ramp'),
 ])
 def test_invalid(doc, match):
     with pytest.raises(live_scenario.ScenarioError, match=match):
         live_scenario.parse_scenario(doc)
+
+
+def test_see_it_scale_waits_for_the_scalings():
+    s = live_scenario.load_scenario(os.path.join(REPO, 'scenarios',
+                                                 'see-it-scale.yaml'))
+    assert s.until == {'high': 'scale_out', 'low': 'scale_in'}
+    policy = s.scaling_policy()
+    assert (s.size, policy['min_size'], policy['max_size']) == (2, 2, 3)
+    assert policy['replication_factor'] == 2      # the floor is 2 nodes
+    assert s.network == '127.0.90.0/25' and s.replication_factor == 2
+    # at most 15 minutes of phases
+    assert s.duration_s <= 15 * 60
 
 
 @pytest.mark.parametrize('name', ['smoke.yaml', 'paper.yaml', 'ramp.yaml'])

@@ -1,8 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The simulated cluster: latency aggregation, lifecycle, lottery."""
-
 import numpy as np
 import pytest
 
+from elastman.actuator.policy import PAPER_RULE
 from elastman.evaluation import simulator as sm
 from elastman.evaluation import traces as tr
 
@@ -64,9 +75,11 @@ def test_more_vms_lower_latency():
 
 def test_shipped_traces_are_what_the_generator_makes(tmp_path):
     paths = tr.write_shipped(str(tmp_path))
-    for p in paths:
-        shipped = open(tr.shipped_dir() + '/' + p.rsplit('/', 1)[1]).read()
-        assert open(p).read() == shipped
+    assert len(paths) == len(tr.SHIPPED)
+    for name, p in zip(tr.SHIPPED, paths):
+        # package data, read as an installed package would
+        assert tr.shipped_file(name).read_text() == open(p).read()
+    assert tr.shipped_file('ramp') is None
     t = tr.load('weekly', 100, 7, seed=1)
     assert len(t) == 7 * 1440 and t.total.max() > 2.5 * t.total.min()
 
@@ -74,7 +87,8 @@ def test_shipped_traces_are_what_the_generator_makes(tmp_path):
 def test_elastman_variants_and_their_options():
     from elastman.evaluation import policies as pol
     el, paper = pol.make(['elastman', 'elastman-paper'])
-    assert el.name == 'elastman' and el.options == pol.TUNED
-    assert paper.name == 'elastman-paper' and paper.options == {} and paper.predict
+    assert el.name == 'elastman' and el.options == {} and el.prior
+    assert paper.name == 'elastman-paper' and paper.options == PAPER_RULE and paper.predict
+    assert not paper.prior
     assert 'elastman-paper' not in pol.ALL
     assert [p.name for p in pol.make()] == list(pol.ALL)

@@ -1,8 +1,19 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """HostAgentManager without libvirt: state dir confinement and RPC methods."""
 from __future__ import annotations
 
-import pytest
 from oslo_config import cfg
+import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import fsguard
@@ -39,7 +50,7 @@ def test_start_stop_without_libvirt(tmp_path):
         assert (tmp_path / 'state' / 'hook.sock').exists()
         agent.push_latency(None, 'vm', 12.0)
         assert agent.list_domains(None) == []
-        assert agent.controller_status(None)['mode'] == 'balm'
+        assert agent.controller_status(None)['mode'] == 'ladder'
         assert 'domain(s)' in agent.describe()
         agent.report_interference()
     finally:

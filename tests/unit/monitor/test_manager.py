@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 import threading
 import time
 import uuid
@@ -9,6 +20,9 @@ from elastman.monitor import jmx
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import readings
 from elastman.monitor import rpcapi
+from elastman.monitor import sources
+from elastman.monitor.sources import jmx as jmx_source
+from tests.unit.store import fakes
 
 
 @pytest.fixture
@@ -30,8 +44,19 @@ class FakeSamples:
     def add(self, sample):
         self.samples.append(sample)
 
+    def add_many(self, samples):
+        self.samples.extend(samples)
+
     def add_cluster_workload(self, cluster_id, ts, **total):
         self.totals.append(total)
+
+
+class FakeCredentials:
+    def __init__(self):
+        self.document = None
+
+    def get(self, cluster_id):
+        return self.document
 
 
 class FakeStore:
@@ -41,16 +66,25 @@ class FakeStore:
         self._nodes = nodes
         self.clusters = self
         self.nodes = self
-        self.leases = self
+        self.leases = fakes.FakeLeases()
+        self.members = fakes.FakeMembers()
+        self.credentials = FakeCredentials()
+        self.row = {'id': cluster_id, 'status_reason': None}
 
     def all(self):
-        return [{'id': self.cluster_id}]
+        return [dict(self.row)]
+
+    def get(self, cluster_id):
+        return dict(self.row)
+
+    def update(self, cluster_id, **fields):
+        self.row.update(fields)
 
     def list(self, cluster_id):
         return self._nodes
 
-    def acquire(self, name, holder, ttl):
-        return True
+    def list_many(self, cluster_ids):
+        return {c: self._nodes for c in cluster_ids}
 
 
 class FakeNotifier:
@@ -89,7 +123,7 @@ def mgr(conf, monkeypatch):
                                 read_latency=[0] * 128,
                                 write_latency=[0] * 128)
     monkeypatch.setattr(m.cql_reader, 'ping', ping)
-    monkeypatch.setattr(m.jmx_reader, 'read', read)
+    monkeypatch.setattr(m.source, 'read', read)
     yield m
     release.set()
     m.stop()
@@ -119,23 +153,26 @@ def test_down_and_hung_nodes_do_not_stall_others(mgr):
 
 def test_jmx_failure_falls_back_to_cql(mgr, monkeypatch):
     def broken(target):
-        raise jmx.JmxError(where='x', reason='refused')
+        raise sources.SourceError(source='jmx', where='x', reason='refused')
 
     def cql_read(target):
         return readings.Reading(mono=time.monotonic(), source='cql',
                                 reads=7, writes=3)
-    monkeypatch.setattr(mgr.jmx_reader, 'read', broken)
+    monkeypatch.setattr(mgr.source, 'read', broken)
     monkeypatch.setattr(mgr.cql_reader, 'read', cql_read)
     samples = {s['node_id']: s for s in mgr.sample_all()}
-    assert samples['a']['up'] and samples['a']['extra'] == {'jmx': 0.0}
+    assert samples['a']['up']
+    assert samples['a']['extra'] == {'jmx': 0.0, 'cql_only': 1.0}
 
 
 class FakeHostAgents:
     def __init__(self):
         self.pushed = []
 
-    def push_latency(self, ctxt, server, vm, latency_ms):
+    def push_latency(self, ctxt, server, vm, latency_ms, jmx_host=None,
+                     jmx_port=None):
         self.pushed.append((server, vm, latency_ms))
+        self.endpoints = (jmx_host, jmx_port)
 
 
 def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
@@ -152,13 +189,15 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
         return readings.Reading(mono=time.monotonic(), source='jmx',
                                 reads=reads['n'], writes=0,
                                 read_latency=hist, write_latency=[0] * 128)
-    monkeypatch.setattr(mgr.jmx_reader, 'read', read)
+    monkeypatch.setattr(mgr.source, 'read', read)
     mgr.sample_all()
     second = {s['node_id']: s for s in mgr.sample_all()}
     assert second['a']['read_p99_ms'] > 0
     assert mgr.hostagents.pushed[-1] == ('cmp-1', 'vm-a',
                                          second['a']['read_p99_ms'])
     assert {p[:2] for p in mgr.hostagents.pushed} == {('cmp-1', 'vm-a')}
+    # where the agent can poll the node's histogram itself
+    assert mgr.hostagents.endpoints == ('127.0.0.1', 7199)
 
 
 def test_rpc_versions():
@@ -168,7 +207,9 @@ def test_rpc_versions():
 
 def test_jmx_reader_filters_keyspaces():
     class Bridge:
-        def submit(self, host, port, pattern, attrs, ops):
+        timeout = 1.0
+
+        def submit(self, host, port, pattern, attrs, ops, access=None):
             return pattern
 
         def result(self, pattern):
@@ -188,8 +229,95 @@ def test_jmx_reader_filters_keyspaces():
                 {'name': 'o.a.c.m:type=Table,keyspace=elastman,scope=l,'
                          'name=N',
                  'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}}]
-    reader = readings.JmxReader(Bridge(), frozenset({'system', 'elastman'}))
+    reader = jmx_source.JmxSource(None, frozenset({'system', 'elastman'}),
+                                  bridge=Bridge())
     got = reader.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert got.reads == 15 and got.read_latency == [10, 5]
     assert got.write_size == [0, 4]
     assert got.queue_wait == [1, 2]
+
+
+def test_sources_are_stevedore_drivers_chosen_by_configuration(conf):
+    source = sources.load(conf, frozenset())
+    assert isinstance(source, jmx_source.JmxSource)
+    assert source.name == 'jmx' and source.timeout == 0.5
+    conf.set_override('metrics_source', 'nonesuch', 'monitor')
+    try:
+        with pytest.raises(Exception) as err:
+            sources.load(conf, frozenset())
+        assert '[monitor] metrics_source' in str(err.value)
+        assert 'nonesuch' in str(err.value)
+    finally:
+        conf.clear_override('metrics_source', 'monitor')
+
+
+def test_jmx_failure_is_a_source_error():
+    class Bridge:
+        timeout = 1.0
+
+        def submit(self, host, port, pattern, attrs, ops, access=None):
+            return None
+
+        def result(self, future):
+            raise jmx.JmxError(where='127.0.0.1:7199',
+                               reason='connection refused')
+    source = jmx_source.JmxSource(None, frozenset(), bridge=Bridge())
+    with pytest.raises(sources.SourceError) as err:
+        source.read(readings.Target('10.0.0.1', jmx_port=7199))
+    assert 'connection refused' in str(err.value)
+    assert '10.0.0.1:7199' in str(err.value)
+
+
+def test_nodes_are_read_with_the_clusters_access(mgr, monkeypatch):
+    mgr.store.credentials.document = {
+        'credentials': {'username': 'mon', 'password': 'pw'},
+        'tls': {'cql': True, 'jmx': False}}
+    seen = []
+
+    def ping(target):
+        seen.append(target.access)
+    monkeypatch.setattr(mgr.cql_reader, 'ping', ping)
+    mgr.sample_all()
+    assert seen and all(a.username == 'mon' and a.password == 'pw'
+                        and a.cql_tls and not a.jmx_tls for a in seen)
+
+
+def test_refused_credentials_show_on_the_cluster(mgr, monkeypatch):
+    from elastman.cassandra import access
+
+    def refuse(target):
+        raise access.AccessDenied(service='CQL', where=target.address,
+                                  who="user 'mon'", reason='Bad credentials')
+    monkeypatch.setattr(mgr.cql_reader, 'ping', refuse)
+    samples = mgr.sample_all()
+    assert not any(s['up'] for s in samples)
+    reason = mgr.store.row['status_reason']
+    assert reason.startswith('monitor: CQL at 10.0.0.') and \
+        "refused user 'mon': Bad credentials" in reason
+    monkeypatch.setattr(mgr.cql_reader, 'ping', lambda target: None)
+    mgr.sample_all()
+    assert mgr.store.row['status_reason'] is None
+    # a reason the monitor did not write is left alone
+    mgr.store.row['status_reason'] = 'scale_out done'
+    mgr.sample_all()
+    assert mgr.store.row['status_reason'] == 'scale_out done'
+
+
+class FakeHosts:
+    def __init__(self, index):
+        self.index = index
+        self.asked = []
+
+    def interference(self, nodes, now, max_age):
+        self.asked.append(max_age)
+        return self.index
+
+
+def test_samples_carry_the_host_agents_interference_index(mgr):
+    mgr.store.hosts = FakeHosts({'a': 0.4, 'b': 0.9})   # b is down
+    mgr.sample_all()
+    second = {s['node_id']: s for s in mgr.sample_all()}
+    assert second['a']['extra']['interference_index'] == 0.4
+    assert 'interference_index' not in (second['b'].get('extra') or {})
+    assert mgr.store.hosts.asked[-1] == \
+        mgr.conf.monitor.interference_max_age

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 import datetime
 import uuid
 
@@ -103,3 +114,26 @@ def test_no_queue_extras_without_both_histograms():
     assert sampler.queue_extras(idle, queued) == {}     # nothing queued
     waited = _queued(reading(110.0, 1000, 500), 27, 20)
     assert sampler.queue_extras(waited, queued) == {'queue_p99_ms': 0.31}
+
+
+def test_gauges_fill_what_the_histograms_cannot_give():
+    before = readings.Reading(mono=100.0, source='prometheus', reads=1000,
+                              writes=500)
+    gauges = {'read_p99_ms': 4.0, 'read_p50_ms': 1.0, 'write_p99_ms': 2.0,
+              'read_bytes_mean': 120.0, 'reads_per_s': 1e9, 'bogus': 1.0}
+    after = readings.Reading(mono=110.0, source='prometheus', reads=1500,
+                             writes=500, gauges=gauges)
+    sample = sampler.compute(CID, 'n1', TS, after, before, 10)
+    assert sample['reads_per_s'] == pytest.approx(50.0)   # from the counts
+    assert sample['read_p99_ms'] == 4.0 and sample['read_p50_ms'] == 1.0
+    assert sample['read_bytes_mean'] == 120.0
+    assert sample['write_p99_ms'] is None       # no writes in the interval
+    assert 'bogus' not in sample
+
+
+def test_interval_histograms_win_over_gauges():
+    before = reading(100.0, 1000, 500, lat_bucket=27, lat_count=1000)
+    after = reading(110.0, 1100, 500, lat_bucket=27, lat_count=1100)
+    after.gauges = {'read_p99_ms': 99.0}
+    sample = sampler.compute(CID, 'n1', TS, after, before, 10)
+    assert sample['read_p99_ms'] == pytest.approx(0.310)

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Weighted majority: penalties, renormalisation, selection, state."""
 
 import json
@@ -163,7 +174,8 @@ class Drift(Persist):
 def test_forecasters_are_scored_over_the_horizon():
     """The regression tree of a live run rolled a flat low load up to five
     times its level over the actuator's horizon while its next step was
-    right; scoring the next step only kept choosing it."""
+    right; scoring the next step only kept choosing it.
+    """
     y = [100.0, 101.0] * 10
     for horizon, chosen in ((1, 'drift'), (4, 'persist')):
         e = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
@@ -237,5 +249,7 @@ def test_from_conf_uses_predictor_options():
 
 
 def test_no_loadable_forecaster_is_a_configuration_error():
-    with pytest.raises(exception.ConfigurationError, match='no forecaster'):
+    with pytest.raises(exception.ConfigurationError,
+                       match=r"\[predictor\] forecasters: 'no_such_forecaster' cannot be "
+                             r"loaded from the elastman.forecasters namespace"):
         ens.load_forecaster_classes(['no_such_forecaster'])

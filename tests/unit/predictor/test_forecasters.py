@@ -1,9 +1,21 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Each forecaster on the shape it is meant for, and the plug-in wiring."""
 
 import numpy as np
 import pytest
 from stevedore import extension
 
+from elastman.common import exception
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
 from elastman.predictor.forecasters import seasonal
@@ -31,11 +43,11 @@ def test_entry_points_load_every_forecaster():
         assert classes[name]().name == name
 
 
-def test_named_subset_keeps_order_and_ignores_unknown():
-    classes = ens.load_forecaster_classes(
-        ['arima_010', 'no_such', 'regression_tree']
-    )
+def test_named_subset_keeps_order_and_refuses_unknown():
+    classes = ens.load_forecaster_classes(['arima_010', 'regression_tree'])
     assert list(classes) == ['arima_010', 'regression_tree']
+    with pytest.raises(exception.ConfigurationError, match="'no_such'"):
+        ens.load_forecaster_classes(['arima_010', 'no_such'])
 
 
 def test_random_walk_forecast_is_last_value_plus_drift():

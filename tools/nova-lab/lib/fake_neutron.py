@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """A Neutron stand-in for the Nova lab (test use only).
 
 Enough of the Networking API v2.0 for Nova to boot servers on a project's
@@ -8,8 +19,9 @@ kept in memory (one gunicorn worker; the lab starts afresh each time).
 
 Who calls: behind keystonemiddleware when FAKE_NEUTRON_CONFIG names a
 configuration file with a [keystone_authtoken] section (the lab with
-Keystone), else the lab's token "<user>:<project>". A caller sees its project's resources and shared
-networks; a caller with the admin role sees everything.
+Keystone), else the lab's token "<user>:<project>". A caller sees its
+project's resources and shared networks; a caller with the admin role sees
+everything.
 """
 import ipaddress
 import json

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Fake virt driver whose host size comes from [fake_host] (lab use only).
 
 Nova imports compute_driver as "nova.virt.<value>", so lab.sh copies this file
@@ -12,7 +23,8 @@ guest.json (the server's name, project, image, flavour with its extra specs,
 metadata, user data and fixed addresses, as a hypervisor and a config drive
 would hand them to the guest), and ``<guest_command> start <dir>`` boots what
 the guest runs. Power off and on and reboot call ``stop``/``start`` the same
-way; delete calls ``kill`` (the guest does not shut down cleanly). See tools/nova-lab/lib/novalab_guest.py.
+way; delete calls ``kill`` (the guest does not shut down cleanly). See
+tools/nova-lab/lib/novalab_guest.py.
 """
 import base64
 import json
@@ -24,7 +36,7 @@ import subprocess
 from oslo_config import cfg
 from oslo_log import log as logging
 
-from nova.virt import fake
+from nova.virt import fake  # noqa: I202  (after cfg, as nova expects)
 
 LOG = logging.getLogger(__name__)
 CONF = cfg.CONF

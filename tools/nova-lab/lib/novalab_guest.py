@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The guest of a Nova lab server: a Cassandra node configured the way the
 server's user data asks (lab use only).
 
@@ -70,7 +81,8 @@ def node_settings(guest: dict) -> dict | None:
 
 def cpu_limit(flavor: dict) -> tuple[float, int]:
     """(CPUs, period in us) from the flavour's quota extra specs; 0 CPUs is
-    no limit."""
+    no limit.
+    """
     specs = flavor.get('extra_specs') or {}
     quota = int(specs.get('quota:cpu_quota') or 0)
     period = int(specs.get('quota:cpu_period') or 100000)

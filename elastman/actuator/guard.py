@@ -1,0 +1,228 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The latency guard: the measured SLO metric acts between control periods.
+
+The planning loop (:mod:`elastman.actuator.planning`) scales on what the
+capacity model and the forecast say, once per control period. The guard runs
+every monitor interval on what the monitor measured, with colour bands like
+BALM's (SLO-aware memory bandwidth management):
+
+* ``red``: the metric is above the SLO;
+* ``yellow``: it is within the warning band, at or above ``guard_warning``
+  times the SLO;
+* ``green``: below the band.
+
+A round is *hot* when more than ``alpha`` VMs are yellow or red, or the
+cluster's own p99 is; it is *red* when more than ``alpha`` VMs are red, or
+the cluster's p99 is. The guard scales out at once when the newest round is
+red, or when the last ``guard_intervals`` rounds were all hot. Its step is
+sized from the capacity model where the model has a boundary for the hot VMs
+(the alpha/beta rule on the load measured now), and by ``guard_step`` of the
+cluster where it has none or where the model sees no excess. A cool-down does
+not stop it while the latency keeps rising; an action in flight does (one
+action per cluster at a time). While any VM is in the band, the planning loop
+does not scale in.
+
+:func:`evaluate` is pure: the actuator feeds it the newest samples from the
+store, the simulator its own observations.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping, Sequence
+
+from elastman.actuator import decision as dec
+from elastman.actuator.policy import ScalingPolicy
+
+GREEN, YELLOW, RED = 'green', 'yellow', 'red'
+
+
+@dataclasses.dataclass
+class Round:
+    """One monitor interval: each serving VM's measured SLO metric (ms) and,
+    where known, the cluster's own p99.
+    """
+
+    at: float
+    p99: Mapping[str, float]
+    cluster_p99: float | None = None
+
+
+@dataclasses.dataclass
+class Assessment:
+    """What the guard saw and decided."""
+
+    colour: str
+    hot_rounds: int            # consecutive hot rounds, newest first
+    in_band: list[str]         # VMs yellow or red in the newest round
+    red: list[str]             # VMs red in the newest round
+    cluster_p99: float | None
+    level: float               # the severity the rising check compares
+    decision: dec.Decision | None = None
+
+    @property
+    def blocks_scale_in(self) -> bool:
+        return bool(self.in_band) or self.colour != GREEN
+
+    def to_dict(self) -> dict[str, Any]:
+        return {'colour': self.colour, 'hot_rounds': self.hot_rounds,
+                'in_band': list(self.in_band), 'red': list(self.red),
+                'cluster_p99_ms': self.cluster_p99, 'level': self.level}
+
+
+def colour_of(value: float | None, policy: ScalingPolicy) -> str:
+    if value is None or not math.isfinite(value):
+        return GREEN
+    if value > policy.slo_threshold_ms:
+        return RED
+    if value >= policy.guard_warning * policy.slo_threshold_ms:
+        return YELLOW
+    return GREEN
+
+
+def _round_state(policy: ScalingPolicy, rnd: Round) -> tuple[bool, bool, list, list]:
+    colours = {n: colour_of(v, policy) for n, v in rnd.p99.items()}
+    in_band = sorted(n for n, c in colours.items() if c != GREEN)
+    red = sorted(n for n, c in colours.items() if c == RED)
+    cluster = colour_of(rnd.cluster_p99, policy)
+    hot = len(in_band) > policy.alpha or cluster != GREEN
+    is_red = len(red) > policy.alpha or cluster == RED
+    return hot, is_red, in_band, red
+
+
+def assess(policy: ScalingPolicy, rounds: Sequence[Round]) -> Assessment:
+    """Colour and persistence of the newest rounds (newest first)."""
+    if not rounds:
+        return Assessment(GREEN, 0, [], [], None, 0.0)
+    hot_rounds = 0
+    for rnd in rounds:
+        hot, _, _, _ = _round_state(policy, rnd)
+        if not hot:
+            break
+        hot_rounds += 1
+    hot, is_red, in_band, red = _round_state(policy, rounds[0])
+    colour = RED if is_red else (YELLOW if hot else GREEN)
+    return Assessment(colour, hot_rounds, in_band, red, rounds[0].cluster_p99,
+                      severity(policy, rounds[0]))
+
+
+def severity(policy: ScalingPolicy, rnd: Round) -> float:
+    """The measured metric, relative to the SLO, that the hottest ``alpha +
+    1`` VMs (or the cluster) reach: what must keep rising for the guard to
+    act again during a cool-down.
+    """
+    values = sorted((v for v in rnd.p99.values() if math.isfinite(v)),
+                    reverse=True)
+    k = int(math.floor(policy.alpha))
+    vm_level = values[k] if len(values) > k else 0.0
+    level = max(vm_level, rnd.cluster_p99 or 0.0)
+    return level / policy.slo_threshold_ms
+
+
+def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
+             rounds: Sequence[Round], estimates: Mapping[str, Any], now: float,
+             last_level: float | None = None,
+             inputs: Mapping[str, Any] | None = None) -> Assessment:
+    """Assess the newest rounds and, when they call for it, decide a
+    scale-out (``Assessment.decision``; None otherwise).
+
+    ``estimates`` are capacity estimates for the load measured now (see
+    :func:`elastman.actuator.planning.estimates_for`); ``last_level`` is the
+    severity when the guard last acted (None: unknown).
+    """
+    a = assess(policy, rounds)
+    if not policy.guard or a.colour == GREEN:
+        return a
+    fire = a.colour == RED or a.hot_rounds >= policy.guard_intervals
+    if not fire or not cluster.nodes:
+        return a
+    why = _why(policy, a)
+    d = dec.Decision(kind=dec.NONE, reason='', at=float(now), size=cluster.size,
+                     floor=policy.floor, max_size=policy.max_size,
+                     alpha=policy.alpha, beta=policy.beta, dry_run=policy.dry_run,
+                     trigger='guard',
+                     inputs=dict(inputs or {}, guard=a.to_dict()))
+    a.decision = d
+    if cluster.action_in_flight:
+        _blocked(d, 'guard: %s, but an action is in flight' % why, 'in_flight')
+        return a
+    cooling = (cluster.last_action_at is not None
+               and now - cluster.last_action_at < policy.cooldown_s)
+    rising = last_level is None or a.level > last_level
+    if cooling and not rising:
+        _blocked(d, 'guard: %s, cooling down and the latency is not rising '
+                 '(%.2f of the SLO, %.2f at the last action)'
+                 % (why, a.level, last_level or 0.0), 'cooldown')
+        return a
+    count, how = _step(policy, cluster, estimates, a)
+    room = policy.max_size - cluster.size
+    if room <= 0:
+        _blocked(d, 'guard: %s; scale out clamped by max_size=%d'
+                 % (why, policy.max_size), 'max_size')
+        return a
+    flavor = _flavor(policy, cluster)
+    d.kind, d.flavor, d.count = dec.SCALE_OUT, flavor, min(count, room)
+    d.reason = 'guard: scale out by %d of %s: %s; %s' % (d.count, flavor, why, how)
+    if d.count < count:
+        d.reason += '; clamped from %d by max_size=%d' % (count, policy.max_size)
+    if cooling:
+        d.reason += '; during the cool-down, as the latency rises (%.2f of the SLO%s)' % (
+            a.level, '' if last_level is None else ', %.2f at the last action' % last_level)
+    return a
+
+
+def _why(policy: ScalingPolicy, a: Assessment) -> str:
+    parts = []
+    if a.red:
+        parts.append('%d VM(s) above the SLO %.0f ms' % (len(a.red), policy.slo_threshold_ms))
+    if len(a.in_band) > len(a.red):
+        parts.append('%d VM(s) in the warning band (>= %.0f ms)' % (
+            len(a.in_band) - len(a.red), policy.guard_warning * policy.slo_threshold_ms))
+    if a.cluster_p99 is not None:
+        parts.append('cluster p99 %.1f ms' % a.cluster_p99)
+    if a.colour == RED:
+        return 'red: ' + ', '.join(parts)
+    return 'yellow for %d interval(s): %s' % (a.hot_rounds, ', '.join(parts))
+
+
+def _blocked(d: dec.Decision, reason: str, blocked: str) -> None:
+    d.kind, d.reason, d.blocked_by = dec.NONE, 'no action: ' + reason, blocked
+
+
+def _step(policy: ScalingPolicy, cluster: dec.ClusterState,
+          estimates: Mapping[str, Any], a: Assessment) -> tuple[int, str]:
+    """VMs to add: from the model where it has a boundary, else a fixed step."""
+    fixed = max(1, int(math.ceil(policy.guard_step * cluster.size - dec.EPS)))
+    terms = [dec.vm_term(n, estimates.get(n.node_id), float(policy.max_vm_excess),
+                         policy.headroom, extrapolation=policy.extrapolation)
+             for n in cluster.nodes]
+    bounded = [t for t in terms if t.bound in ('exact', 'upper')
+               and t.status == dec.OVER]
+    excess = sum(t.term for t in bounded)
+    if bounded and excess > dec.EPS:
+        n = int(math.ceil(excess - dec.EPS))
+        how = ('model: %d VM(s) over their target, sum of (w-t)/t %.2f'
+               % (len(bounded), excess))
+        if a.colour == RED and n < fixed:
+            return fixed, how + ' (red: at least the fixed step of %g)' % policy.guard_step
+        return n, how
+    return fixed, ('the model has no boundary that explains it: fixed step of '
+                   '%g of %d VMs' % (policy.guard_step, cluster.size))
+
+
+def _flavor(policy: ScalingPolicy, cluster: dec.ClusterState) -> str:
+    if policy.default_flavor:
+        return policy.default_flavor
+    present = sorted({n.flavor for n in cluster.nodes})
+    pool = list(policy.flavor_costs) or present
+    return min(pool, key=lambda f: (policy.cost(f), f))

@@ -1,0 +1,207 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The planning loop's inputs and decision, one definition for the actuator
+and the simulator.
+
+Each control period: the load to plan for is the larger of the forecast's
+peak within the horizon and the load served now; it is split across the VMs
+by their current share (OnlineElastMan, Ch. 3); each VM's capacity is read
+from its capacity model along the ray through its planned workload; and
+:func:`elastman.actuator.decision.decide` turns that into an action. The
+actuator's controller gathers the inputs from the store, the simulator from
+its own cluster; both call :func:`plan`. The horizon covers the control
+period and the time the cluster's joins really take (:func:`join_time`).
+"""
+from __future__ import annotations
+
+import collections
+import copy
+import dataclasses
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+from elastman.actuator import decision as dec
+from elastman.actuator.policy import ScalingPolicy
+from elastman.actuator import workload
+from elastman.capacity import capacity as cap_mod
+
+#: Joins remembered per flavour to learn how long one takes.
+JOIN_MEMORY = 10
+
+
+def observed_load(current: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
+    """The cluster's load now: the sum of its VMs' latest samples."""
+    return {k: sum(float(c.get(k) or 0.0) for c in current.values())
+            for k in workload.LOAD_KEYS}
+
+
+def planned_load(forecast_peak: Mapping[str, float] | None,
+                 observed: Mapping[str, float]) -> dict[str, float]:
+    """The larger of the forecast's peak and the load served now, per load
+    key: a forecast that lags a rising load must not remove a node.
+    """
+    if not forecast_peak:
+        return dict(observed)
+    return {k: max(float(forecast_peak.get(k, 0.0)), float(observed.get(k, 0.0)))
+            for k in workload.LOAD_KEYS}
+
+
+def join_time(durations: Sequence[float], default: float) -> float:
+    """How long a scale-out takes from request to serving, learnt from the
+    newest joins (their largest, so that the horizon covers a slow one);
+    ``default`` until there is one.
+    """
+    recent = [d for d in list(durations)[-JOIN_MEMORY:] if d > 0 and math.isfinite(d)]
+    return max(recent) if recent else float(default)
+
+
+def horizon_s(policy: ScalingPolicy, join_s: float, busy_s: float = 0.0) -> float:
+    """How far ahead to plan: a scale-out decided at the next period serves
+    after ``join_s``, and the one after it (one action in flight at a time)
+    no sooner than ``busy_s + join_s``; until then, what this one adds must
+    carry the load.
+    """
+    return policy.control_period_s + busy_s + join_s
+
+
+def estimates_for(registry: Any, per_vm: Mapping[str, Mapping[str, Any]],
+                  flavors: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Each VM's capacity along the ray through its workload.
+
+    A VM the registry models is answered by the model
+    :meth:`~elastman.capacity.registry.ModelRegistry.model_for` picks; a VM
+    it does not model, by its flavour's model (``flavors`` maps node id to
+    flavour); a VM with neither is left out (the decision counts it as
+    unknown). VMs answered by the same model are computed together.
+    """
+    groups: dict[int, tuple[Any, str, list[str]]] = {}
+    for node in per_vm:
+        model, source = None, ''
+        if node in registry.nodes:
+            model, source = registry.model_for(node)
+        elif flavors and node in flavors:
+            model, source = registry.flavor_model(flavors[node]), 'flavor'
+        if model is None:
+            continue
+        groups.setdefault(id(model), (model, source, []))[2].append(node)
+    out: dict[str, Any] = {}
+    for model, source, nodes in groups.values():
+        points = [registry.point_of(per_vm[n]) for n in nodes]
+        for node, est in zip(nodes, cap_mod.capacities(model, points)):
+            est.source = source
+            out[node] = est
+    return out
+
+
+def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
+             current: Mapping[str, Mapping[str, Any]],
+             measured: Mapping[str, float] | None) -> dict[str, Any]:
+    """The model proposes, the measured latency disposes.
+
+    A VM whose measured SLO metric is in the warning band serves, right now,
+    about as much as it can within the SLO along its current mix; one above
+    the SLO, less than it serves. Where the model claims more than that, its
+    capacity becomes the load served now, with bound ``exact`` in the band
+    and ``upper`` above the SLO: what was measured, not extrapolated (the
+    policy's headroom then asks for that much more room).
+    """
+    if not measured:
+        return dict(estimates)
+    out = dict(estimates)
+    warn = policy.guard_warning * policy.slo_threshold_ms
+    for node, est in estimates.items():
+        value = measured.get(node)
+        if value is None or not math.isfinite(value) or value < warn:
+            continue
+        now_load = sum(float(current.get(node, {}).get(k) or 0.0)
+                       for k in workload.LOAD_KEYS)
+        if now_load <= 0:
+            continue
+        red = value > policy.slo_threshold_ms
+        if not (est.capacity <= now_load):
+            est = copy.copy(est)
+            est.capacity, est.source = now_load, 'latency'
+            est.bound = cap_mod.UPPER if red else cap_mod.EXACT
+            est.seen = math.nan
+            out[node] = est
+    return out
+
+
+def plan(policy: ScalingPolicy, state: dec.ClusterState,
+         current: Mapping[str, Mapping[str, Any]],
+         forecast_peak: Mapping[str, float] | None, registry: Any, now: float,
+         flavors: Mapping[str, str] | None = None,
+         inputs: Mapping[str, Any] | None = None,
+         measured: Mapping[str, float] | None = None) -> dec.Decision:
+    """One control period's decision.
+
+    ``current`` maps each serving VM with a fresh sample to that sample (load
+    keys and request sizes); ``forecast_peak`` is the forecast's peak per load
+    key within :func:`horizon_s` (None or empty: no usable forecast);
+    ``measured`` each VM's newest measured SLO metric (:func:`disposed`).
+    """
+    observed = observed_load(current)
+    planned = planned_load(forecast_peak, observed)
+    per_vm = workload.split_workload(planned, current)
+    estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
+    estimates = disposed(policy, estimates, current, measured)
+    if state.started_at is not None and len(estimates) == state.size and all(
+            getattr(e, 'model_kind', '') == 'svm' for e in estimates.values()):
+        # warm-up is for learning a boundary: a model that has one (its own
+        # or the flavour's prior) ends it
+        state = dataclasses.replace(state, started_at=None)
+    record = dict(inputs or {})
+    record.update({'predicted_cluster': planned, 'observed_cluster': observed,
+                   'forecast_used': bool(forecast_peak)})
+    return dec.decide(policy, state, estimates, now, record)
+
+
+def guard_estimates(policy: ScalingPolicy, registry: Any,
+                    current: Mapping[str, Mapping[str, Any]],
+                    flavors: Mapping[str, str] | None = None,
+                    measured: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """Capacity estimates for the load measured now, disposed by the
+    measured latency: they size the guard's step.
+    """
+    estimates = estimates_for(registry, current, flavors) if registry is not None else {}
+    return disposed(policy, estimates, current, measured)
+
+
+class JoinClock:
+    """The durations of a cluster's past scale-outs, per flavour: until the
+    new nodes served (joined) and until the action ended (cleanup done).
+    """
+
+    def __init__(self) -> None:
+        self._joined: dict[str, collections.deque] = collections.defaultdict(
+            lambda: collections.deque(maxlen=JOIN_MEMORY))
+        self._done: dict[str, collections.deque] = collections.defaultdict(
+            lambda: collections.deque(maxlen=JOIN_MEMORY))
+
+    def record(self, flavor: str, joined_s: float, done_s: float | None = None) -> None:
+        self._joined[flavor].append(float(joined_s))
+        if done_s is not None:
+            self._done[flavor].append(float(done_s))
+
+    @staticmethod
+    def _pick(table: Mapping[str, Iterable[float]], flavor: str | None) -> list[float]:
+        if flavor is None:
+            return [d for q in table.values() for d in q]
+        return list(table.get(flavor, ()))
+
+    def join_time(self, flavor: str | None, default: float) -> float:
+        """Until a scale-out's nodes serve."""
+        return join_time(self._pick(self._joined, flavor), default)
+
+    def busy_time(self, flavor: str | None, default: float) -> float:
+        """Until a scale-out ends (its cleanup done)."""
+        return join_time(self._pick(self._done, flavor), default)

@@ -1,0 +1,257 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""Every policy over its main knob: frontiers of violation against VM-hours.
+
+Each policy class declares its knob and the values to try
+(:attr:`~elastman.evaluation.policies.Policy.knob` and ``sweep``: target
+tracking's CPU target, reactive's thresholds, elastman's headroom); a policy
+without one (static, oracle) is a single point. For every trace and size, each
+setting runs on the same trace, seed and hardware lottery, and the oracle's
+VM-hours are the unit of cost. Per trace and size the sweep writes
+``sweep-<trace>-<nodes>.csv`` and draws ``frontier-<trace>-<nodes>.png``
+(violation % against VM-hours / oracle, each policy's Pareto frontier, the
+1.05-1.5x band of :mod:`~elastman.evaluation.frontier`); ``sweep.csv`` holds
+every row, ``between.csv`` each frontier at the comparison levels.
+
+    elastman-manage simulate --sweep --trace all --nodes 50 --out /tmp/sweep50
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import time
+from typing import Any, Callable, Iterable, Sequence
+
+from elastman.evaluation import frontier as fr
+from elastman.evaluation import policies as pol
+from elastman.evaluation import report as rep
+from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import traces as tr
+
+FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_minutes',
+          'violation_pct', 'vm_hours', 'vm_hours_vs_oracle', 'actions', 'max_vms')
+
+
+def settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
+             ) -> list[tuple[str, float | None]]:
+    """(policy, knob value) pairs: each policy over its sweep (or ``values``),
+    None for a policy without a knob. The oracle is always included.
+    """
+    values = values or {}
+    unknown = set(values) - set(names)
+    if unknown:
+        raise ValueError('--values for policies not swept: %s' % ', '.join(sorted(unknown)))
+    out: list[tuple[str, float | None]] = []
+    names = list(names) + ([] if 'oracle' in names else ['oracle'])
+    for name, p in zip(names, pol.make(names)):
+        if not p.knob:
+            if name in values:
+                raise ValueError('policy %s has no knob to sweep' % name)
+            out.append((name, None))
+            continue
+        out.extend((name, float(v)) for v in values.get(name, p.sweep))
+    return out
+
+
+def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: str,
+             value: float | None) -> dict[str, Any]:
+    cfg = sim_mod.SimConfig()
+    trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
+    p = pol.make([name])[0]
+    default = p.knob_value()
+    if value is not None:
+        p.set_knob(value)
+    t0 = time.monotonic()
+    res = sim_mod.run(trace, p, cfg, [sim_mod.Flavor('m1.medium')], seed)
+    row = rep.summarise(name, res, trace.step_s)
+    row.update(trace=trace.name, nodes=nodes, knob=p.knob or '', value=value,
+               default=value is not None and value == default,
+               elapsed_s=time.monotonic() - t0)
+    return row
+
+
+def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
+        days: float | None = None, seed: int = 1,
+        values: dict[str, Sequence[float]] | None = None, jobs: int = 1,
+        progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Run every setting on every trace and size; rows in a fixed order."""
+    grid = settings(names, values)
+    tasks = [(t, n, days, seed, name, v) for t in trace_names for n in sizes
+             for name, v in grid]
+    if jobs > 1:
+        with concurrent.futures.ProcessPoolExecutor(jobs) as ex:
+            futures = [ex.submit(_run_one, *task) for task in tasks]
+            rows = []
+            for f in futures:
+                rows.append(f.result())
+                _report(rows[-1], progress)
+    else:
+        rows = []
+        for task in tasks:
+            rows.append(_run_one(*task))
+            _report(rows[-1], progress)
+    for (t, n) in {(r['trace'], r['nodes']) for r in rows}:
+        group = [r for r in rows if r['trace'] == t and r['nodes'] == n]
+        ref = next(r['vm_hours'] for r in group if r['policy'] == 'oracle')
+        for r in group:
+            r['vm_hours_vs_oracle'] = r['vm_hours'] / ref
+    return rows
+
+
+def _report(row: dict[str, Any], progress: Callable[[str], None] | None) -> None:
+    if progress:
+        progress('%-9s %5d %-22s %-8s %6s  viol %6.2f%%  %8.1f VM-h  %6.1f s' % (
+            row['trace'], row['nodes'], row['policy'], row['knob'],
+            '' if row['value'] is None else '%g' % row['value'], row['violation_pct'],
+            row['vm_hours'], row['elapsed_s']))
+
+
+def curves(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
+    """Per policy: its (VM-hours / oracle, violation %) points."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    for r in rows:
+        out.setdefault(r['policy'], []).append((r['vm_hours_vs_oracle'], r['violation_pct']))
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ''
+    if isinstance(v, bool):
+        return 'yes' if v else ''
+    if isinstance(v, float):
+        return '%.3f' % v
+    return str(v)
+
+
+def write_csv(path: str, rows: Sequence[dict[str, Any]],
+              fields: Sequence[str] = FIELDS) -> None:
+    with open(path, 'w') as f:
+        f.write(','.join(fields) + '\n')
+        for r in rows:
+            f.write(','.join(_fmt(r[k]) for k in fields) + '\n')
+
+
+def plot(path: str, rows: Sequence[dict[str, Any]], title: str) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    ax.axvspan(fr.LOW, fr.HIGH, color='0.93', zorder=0, label='compared: %gx-%gx oracle'
+               % (fr.LOW, fr.HIGH))
+    order = list(pol.ALL) + ['elastman-paper']
+    for name, pts in curves(rows).items():
+        mine = [r for r in rows if r['policy'] == name]
+        xs = [r['vm_hours_vs_oracle'] for r in mine]
+        ys = [r['violation_pct'] for r in mine]
+        color = 'C%d' % (order.index(name) if name in order else len(order) % 10)
+        if len(pts) > 1:
+            front = fr.pareto(pts)
+            ax.plot(front[:, 0], front[:, 1], lw=1.2, color=color, label=name)
+            ax.scatter(xs, ys, s=18, color=color, zorder=3)
+        else:
+            ax.scatter(xs, ys, s=50, marker='D' if name == 'oracle' else 's', zorder=3,
+                       color=color, label=name)
+        for r in mine:
+            if r['value'] is not None:
+                ax.annotate('%g' % r['value'], (r['vm_hours_vs_oracle'], r['violation_pct']),
+                            fontsize=7, xytext=(3, 3), textcoords='offset points',
+                            fontweight='bold' if r['default'] else 'normal')
+    ax.set_xlabel('VM-hours / oracle')
+    ax.set_ylabel('SLO violation, % of minutes')
+    ax.set_yscale('symlog', linthresh=1.0)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, lw=0.3)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80, metadata={'Software': None})
+    plt.close(fig)
+
+
+def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[str]:
+    """Per trace and size: CSV and frontier plot; all rows; the frontiers at
+    the comparison levels. Returns the paths written.
+    """
+    os.makedirs(out, exist_ok=True)
+    paths = [os.path.join(out, 'sweep.csv')]
+    write_csv(paths[0], rows)
+    between = []
+    groups = sorted({(r['trace'], r['nodes']) for r in rows},
+                    key=lambda g: (list(tr.ALL).index(g[0]) if g[0] in tr.ALL else 99,) + g)
+    for t, n in groups:
+        group = [r for r in rows if r['trace'] == t and r['nodes'] == n]
+        path = os.path.join(out, 'sweep-%s-%d.csv' % (t, n))
+        write_csv(path, group)
+        paths.append(path)
+        cmp = fr.compare({k: v for k, v in curves(group).items() if len(v) > 1})
+        for row in cmp.rows():
+            for name in cmp.values:
+                between.append({'trace': t, 'nodes': n, 'policy': name,
+                                'vm_hours_vs_oracle': row['vm_hours_vs_oracle'],
+                                'violation_pct': row[name]})
+        if png:
+            path = os.path.join(out, 'frontier-%s-%d.png' % (t, n))
+            plot(path, group, '%s trace, %d VMs at the peak' % (t, n))
+            paths.append(path)
+    path = os.path.join(out, 'between.csv')
+    write_csv(path, between, ('trace', 'nodes', 'policy', 'vm_hours_vs_oracle',
+                              'violation_pct'))
+    paths.append(path)
+    return paths
+
+
+def format_table(rows: Sequence[dict[str, Any]]) -> str:
+    lines = ['%-9s %5s %-22s %-8s %6s %8s %10s %7s' % (
+        'trace', 'nodes', 'policy', 'knob', 'value', 'viol.%', 'VM-hours', 'vs.orc')]
+    for r in rows:
+        lines.append('%-9s %5d %-22s %-8s %6s %8.2f %10.1f %7.3f%s' % (
+            r['trace'], r['nodes'], r['policy'], r['knob'],
+            '' if r['value'] is None else '%g' % r['value'], r['violation_pct'],
+            r['vm_hours'], r['vm_hours_vs_oracle'], ' *' if r['default'] else ''))
+    return '\n'.join(lines)
+
+
+def parse_values(specs: Sequence[str]) -> dict[str, list[float]]:
+    """``POLICY=v1,v2,...`` (repeatable) -> {policy: [values]}."""
+    out: dict[str, list[float]] = {}
+    for spec in specs:
+        name, sep, vals = spec.partition('=')
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = [float(v) for v in vals.split(',') if v.strip()]
+        except ValueError:
+            raise ValueError('--values %r: expected POLICY=v1,v2,...' % spec) from None
+        if not out[name.strip()]:
+            raise ValueError('--values %r: no values' % spec)
+    return out
+
+
+def trace_names(spec: str) -> list[str]:
+    if spec == 'all':
+        return list(tr.ALL)
+    names = [n.strip() for n in spec.split(',') if n.strip()]
+    for n in names:
+        tr.shape(n)                     # a clear error for an unknown trace
+    return names
+
+
+def sizes(spec: str) -> list[int]:
+    try:
+        out = [int(n) for n in spec.split(',') if n.strip()]
+    except ValueError:
+        raise ValueError('--nodes %r: expected comma-separated integers' % spec) from None
+    if not out or min(out) < 3:
+        raise ValueError('--nodes %r: at least 3 VMs' % spec)
+    return out

@@ -1,0 +1,226 @@
+"""Splitting the clusters between the copies of a worker.
+
+Every copy of a worker (monitor, trainer, predictor, actuator) keeps a row in
+``worker_members`` alive with a heartbeat. The clusters are split over the
+live copies by rendezvous hashing: a cluster belongs to the copy with the
+highest hash of (copy, cluster), so a copy that joins or leaves moves only
+the clusters that hash to it. A copy works on a cluster only while it holds
+the cluster's lease ``<worker>/<cluster id>``, which is what makes the work
+exclusive; the hash only says which copy should take it:
+
+* each round, a copy takes (or renews) the leases of its own clusters and
+  releases those that now belong to another live copy (unless it is busy
+  with one, e.g. an action in flight);
+* a copy that stops releases its leases and leaves at once;
+* when a copy dies, its heartbeat row expires (after half a lease TTL), the
+  survivors its clusters now hash to read how long each of its leases has
+  left, and take each lease the moment it expires: within one lease TTL of
+  the copy's last renewal.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import threading
+import time
+from typing import Callable, Iterable
+
+from oslo_log import log as logging
+
+LOG = logging.getLogger(__name__)
+
+
+def score(member: str, cluster_id: str) -> int:
+    """Rendezvous weight of ``member`` for ``cluster_id``."""
+    digest = hashlib.blake2b(('%s\0%s' % (member, cluster_id)).encode(),
+                             digest_size=8).digest()
+    return int.from_bytes(digest, 'big')
+
+
+def owner(members: Iterable[str], cluster_id: str) -> str:
+    """The member a cluster belongs to."""
+    return max(members, key=lambda m: (score(m, cluster_id), m))
+
+
+class WorkShare:
+    """This copy's share of a worker's clusters.
+
+    ``ttl``: the lease TTL (s). Heartbeats run every ``ttl / 6`` s in a
+    thread of their own (:meth:`start`), so that a long round never looks
+    like a dead copy; a member counts as alive for ``ttl / 2`` s after its
+    last heartbeat.
+    """
+
+    def __init__(self, store, worker: str, holder: str, ttl: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
+        self.worker = worker
+        self.holder = holder
+        self.ttl = int(ttl)
+        self.member_ttl = max(2, self.ttl // 2)
+        self.heartbeat_s = max(0.5, self.member_ttl / 3.0)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._held: set[str] = set()
+        self._known: set[str] = set()        # clusters seen at the last claim
+        self._members: list[str] = [holder]
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._waiting: dict[str, float] = {}   # cluster -> when to take it
+        #: (cluster, wall-clock time) of the latest take-overs
+        self.taken_over: collections.deque = collections.deque(maxlen=1000)
+
+    def lease_name(self, cluster_id) -> str:
+        return '%s/%s' % (self.worker, cluster_id)
+
+    # -- members ---------------------------------------------------------
+
+    @property
+    def members(self) -> list[str]:
+        with self._lock:
+            return list(self._members)
+
+    def refresh(self) -> list[str]:
+        """Renew this copy's heartbeat; the live members, this one included."""
+        self.store.members.heartbeat(self.worker, self.holder, self.member_ttl)
+        found = set(self.store.members.members(self.worker)) | {self.holder}
+        with self._lock:
+            self._members = sorted(found)
+            return list(self._members)
+
+    def owns(self, cluster_id) -> bool:
+        """Whether ``cluster_id`` hashes to this copy (among live members)."""
+        return owner(self.members, str(cluster_id)) == self.holder
+
+    @property
+    def held(self) -> set[str]:
+        with self._lock:
+            return set(self._held)
+
+    # -- rounds ----------------------------------------------------------
+
+    def claim(self, cluster_ids: Iterable, keep: Iterable = ()) -> list[str]:
+        """The clusters (of ``cluster_ids``) this copy works on this round.
+
+        Takes or renews the leases of this copy's clusters, keeps those in
+        ``keep`` (busy ones) whoever they hash to, and releases the others
+        it held. Returns their ids as strings, in the given order.
+        """
+        ids = [str(c) for c in cluster_ids]
+        keep = {str(c) for c in keep}
+        members = self.refresh()
+        mine = []
+        for cid in ids:
+            name = self.lease_name(cid)
+            if owner(members, cid) == self.holder or cid in keep:
+                if self.store.leases.acquire(name, self.holder, self.ttl):
+                    mine.append(cid)
+                    with self._lock:
+                        self._held.add(cid)
+                else:
+                    with self._lock:
+                        self._held.discard(cid)
+            elif cid in self.held:
+                self._release(cid)
+        with self._lock:
+            self._known = set(ids)
+            gone = self._held - self._known
+        for cid in gone:
+            self._release(cid)
+        return mine
+
+    def _release(self, cid: str) -> None:
+        try:
+            self.store.leases.release(self.lease_name(cid), self.holder)
+        finally:
+            with self._lock:
+                self._held.discard(cid)
+
+    # -- heartbeats and take-over ----------------------------------------
+
+    def start(self) -> None:
+        """Join the worker's members and keep the heartbeat going."""
+        self.refresh()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='%s-share' % self.worker)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Release every lease this copy holds and leave."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        for cid in self.held:
+            try:
+                self._release(cid)
+            except Exception as exc:     # it expires by itself then
+                LOG.warning('cannot release lease %s: %s',
+                            self.lease_name(cid), exc)
+        try:
+            self.store.members.leave(self.worker, self.holder)
+        except Exception as exc:
+            LOG.warning('cannot leave the %s members: %s', self.worker, exc)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.next_wait()):
+            try:
+                self.beat()
+            except Exception:
+                LOG.exception('%s heartbeat failed; retrying', self.worker)
+
+    def beat(self) -> None:
+        """One heartbeat: renew, see who left, take what is due."""
+        before = set(self.members)
+        after = set(self.refresh())
+        if before - after:
+            LOG.info('%s copies %s left; taking over their clusters as '
+                     'their leases expire', self.worker,
+                     ', '.join(sorted(before - after)))
+        for cid, at in self._orphans(set(self._waiting)).items():
+            self._waiting[cid] = at
+        self._take_due(self._waiting)
+
+    def next_wait(self) -> float:
+        """Seconds to the next heartbeat or lease expiry."""
+        wait = self.heartbeat_s
+        if self._waiting:
+            wait = min(wait, max(0.05, min(self._waiting.values())
+                                 - self._clock()))
+        return wait
+
+    def _orphans(self, skip: set[str]) -> dict[str, float]:
+        """Clusters that hash to this copy whose lease is free or held by a
+        copy that is no longer alive: when each can be taken."""
+        members = set(self.members)
+        with self._lock:
+            candidates = [c for c in self._known
+                          if c not in self._held and c not in skip]
+        out = {}
+        for cid in candidates:
+            if owner(members, cid) != self.holder:
+                continue
+            holder, left = self.store.leases.remaining(self.lease_name(cid))
+            if holder is None or holder not in members:
+                out[cid] = self._clock() + left
+        return out
+
+    def _take_due(self, waiting: dict[str, float]) -> None:
+        now = self._clock()
+        for cid, at in list(waiting.items()):
+            if at > now:
+                continue
+            del waiting[cid]
+            if not self.owns(cid):
+                continue
+            if self.store.leases.acquire(self.lease_name(cid), self.holder,
+                                         self.ttl):
+                with self._lock:
+                    self._held.add(cid)
+                self.taken_over.append((cid, time.time()))
+                LOG.info('%s: took over cluster %s', self.worker, cid)
+                continue
+            holder, left = self.store.leases.remaining(self.lease_name(cid))
+            if holder not in (None, self.holder) and holder not in self.members:
+                # expiry is counted in whole seconds: try again shortly
+                waiting[cid] = self._clock() + max(left, 0.25)

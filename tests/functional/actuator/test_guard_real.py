@@ -1,0 +1,128 @@
+"""The latency guard on real Cassandra nodes: a steady load, then the nodes'
+CPU quota is cut until their measured p99 enters the warning band; the
+guard's scale-out is journalled within two monitor intervals (not one
+control period) and nothing is scaled in meanwhile.
+
+The monitor (real JMX readings) and the actuator (its manager, controller and
+guard) are the real ones; the compute driver the action is carried out with
+is a fake, so that the test does not start a fourth JVM: what is under test
+is the decision and its journal entry.
+"""
+import time
+
+import pytest
+
+from elastman.actuator import manager as actuator_manager
+from elastman.monitor import manager as monitor_manager
+from tests.functional.actuator import test_control_loop as loop
+from tests.functional.compute import cluster as shared
+from tests.functional.monitor import load as load_mod
+
+INTERVAL = 10                # the monitor's sampling interval, seconds
+READS, WRITES, SIZE = 300.0, 100.0, 2000
+CUT_CPUS = 0.05              # the quota the nodes are cut to
+
+
+@pytest.fixture(scope='module')
+def cluster(conf, request):
+    return shared.acquire(conf, request.config)
+
+
+def _register(store, cluster, slo_ms):
+    record = store.clusters.create(
+        'test', 'guarded', {'mode': 'managed', 'flavor': cluster.flavor},
+        policy={'slo_metric': 'read_p99_ms', 'slo_threshold_ms': slo_ms,
+                'min_size': 1, 'max_size': 10, 'warmup_s': 0,
+                'control_period_s': 300, 'guard_intervals': 2,
+                'guard_warning': 0.8, 'alpha': 1})
+    for server in cluster.servers:
+        store.nodes.upsert(record['id'], server.id, server_id=server.id,
+                           address=server.address, flavor=server.flavor,
+                           state='UN', cql_port=server.cql_port,
+                           jmx_host=server.jmx_host, jmx_port=server.jmx_port)
+    return store.clusters.get(record['id'])
+
+
+def store_nodes(monitor, record):
+    return monitor.store.nodes.list(record['id'])
+
+
+def _round(monitor, actuator, record, log):
+    t0 = time.monotonic()
+    samples = monitor.sample_cluster(record['id'], store_nodes(monitor, record))
+    actuator.handle_cluster(record)
+    log.append((time.monotonic(), {s['node_id']: s.get('read_p99_ms')
+                                   for s in samples}))
+    time.sleep(max(0.0, INTERVAL - (time.monotonic() - t0)))
+
+
+def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_conf):
+    conf = keyspace_conf
+    conf.set_override('sampling_interval', INTERVAL, 'monitor')
+    conf.set_override('jmx_timeout', 8.0, 'monitor')
+    conf.set_override('sample_max_age', 4 * INTERVAL, 'actuator')
+    monitor = monitor_manager.MonitorManager(conf, store=store)
+    monitor.start()
+    driver = loop.FakeDriver(conf)
+    actuator = actuator_manager.ActuatorManager(conf, store=store, driver=driver)
+    actuator.start()
+    load = load_mod.PacedLoad([s.address for s in cluster.servers], 'guardload',
+                              READS, WRITES, SIZE, max_in_flight=200)
+    groups = [cluster.driver._cgroup(s.id) for s in cluster.servers]
+    quotas = [g.quota() if g is not None else None for g in groups]
+    if not any(quotas):
+        pytest.skip('no cgroup CPU quota on this host: the nodes cannot be slowed')
+    log: list = []
+    try:
+        load.start()
+        # the baseline: the SLO is set well above what the nodes show now
+        record = _register(store, cluster, slo_ms=1000.0)
+        for _ in range(8):
+            _round(monitor, actuator, record, log)
+            if len(log) >= 3 and all(v for _, p99 in log[-2:] for v in p99.values()):
+                break
+        values = sorted(v for _, p99 in log[-2:] for v in p99.values() if v)
+        assert values, 'the nodes gave no latency under load: %s' % log
+        # three times the median: a spike of the loaded host does not set it
+        slo = max(4.0, 3 * values[len(values) // 2])
+        record = store.clusters.update(record['id'], policy=dict(
+            record['policy'], slo_threshold_ms=slo))
+        for g in groups:
+            if g is not None:
+                g.set_quota(CUT_CPUS)
+        hot_at = None
+        for _ in range(24):
+            _round(monitor, actuator, record, log)
+            in_band = [v for v in log[-1][1].values() if v and v >= 0.8 * slo]
+            if hot_at is None and len(in_band) > 1:
+                hot_at = log[-1][0]
+            decisions = list(store.actions.decisions(record['id'], limit=50))
+            guard = [d for d in decisions if d['record'].get('trigger') == 'guard'
+                     and d['action'] == 'scale_out']
+            if guard:
+                break
+        assert hot_at is not None, ('the p99 never entered the warning band '
+                                    '(SLO %.1f ms): %s' % (slo, log[-5:]))
+        assert guard, 'no guard scale-out: %s' % [
+            d['record']['reason'] for d in decisions[:5]]
+        acted = guard[-1]['ts'].timestamp()
+        # within two monitor intervals of the first hot round (the round it
+        # was first seen in, and the next one, which makes it last)
+        rounds_late = sum(1 for t, _ in log if hot_at < t)
+        assert rounds_late <= 2, (rounds_late, guard[-1]['record']['reason'])
+        assert guard[-1]['record']['reason'].startswith('guard: scale out by ')
+        actions = [a for a in store.actions.list(record['id'])
+                   if a['kind'] == 'scale_out']
+        assert actions and actions[0]['params']['trigger'] == 'guard'
+        assert not [d for d in decisions if d['action'] == 'scale_in']
+        assert acted > 0
+    finally:
+        for g, q in zip(groups, quotas):
+            if g is not None and q:
+                g.set_quota(q)
+        load.stop()
+        actuator.stop()
+        monitor.stop()
+        for name in ('sampling_interval', 'jmx_timeout'):
+            conf.clear_override(name, 'monitor')
+        conf.clear_override('sample_max_age', 'actuator')

@@ -1,0 +1,143 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The latency guard against hand-made monitor rounds."""
+from types import SimpleNamespace
+
+import pytest
+
+from elastman.actuator import decision as dec
+from elastman.actuator import guard
+from elastman.actuator import planning
+from elastman.actuator.policy import ScalingPolicy
+
+NOW = 50_000.0
+SLO = 35.0
+
+
+def policy(**kw):
+    base = dict(min_size=3, max_size=20, replication_factor=3, alpha=1,
+                guard_warning=0.8, guard_intervals=2, guard_step=0.1,
+                cooldown_s=300, headroom=0.2)
+    base.update(kw)
+    return ScalingPolicy(**base)
+
+
+def state(n=10, **kw):
+    return dec.ClusterState([dec.NodeInfo('n%d' % i, 'm1') for i in range(n)], **kw)
+
+
+def rnd(values, at=NOW, cluster=None):
+    """A round: the first VMs at ``values`` ms, the others at 10 ms."""
+    p99 = {'n%d' % i: 10.0 for i in range(10)}
+    p99.update({'n%d' % i: v for i, v in enumerate(values)})
+    return guard.Round(at, p99, cluster)
+
+
+def est(load, cap, bound='exact'):
+    return SimpleNamespace(load=load, capacity=cap, bound=bound)
+
+
+def test_green_does_nothing_and_does_not_block_scale_in():
+    a = guard.evaluate(policy(), state(), [rnd([20, 20, 20])], {}, NOW)
+    assert (a.colour, a.decision, a.blocks_scale_in) == ('green', None, False)
+
+
+def test_one_vm_in_the_band_is_within_alpha_but_blocks_scale_in():
+    a = guard.evaluate(policy(), state(), [rnd([30]), rnd([30])], {}, NOW)
+    assert a.colour == 'green' and a.decision is None
+    assert a.in_band == ['n0'] and a.blocks_scale_in
+
+
+def test_yellow_must_last_guard_intervals():
+    yellow = rnd([29, 30])
+    one = guard.evaluate(policy(), state(), [yellow, rnd([])], {}, NOW)
+    assert (one.colour, one.hot_rounds, one.decision) == ('yellow', 1, None)
+    two = guard.evaluate(policy(), state(), [yellow, yellow], {}, NOW)
+    d = two.decision
+    assert (d.kind, d.count, d.trigger) == (dec.SCALE_OUT, 1, 'guard')
+    assert d.reason.startswith('guard: scale out by 1 of m1: yellow for 2 interval(s): '
+                               '2 VM(s) in the warning band (>= 28 ms)')
+    assert 'fixed step of 0.1 of 10 VMs' in d.reason
+
+
+def test_red_acts_at_once():
+    a = guard.evaluate(policy(), state(), [rnd([40, 50])], {}, NOW)
+    assert a.colour == 'red' and a.decision.kind == dec.SCALE_OUT
+    assert 'red: 2 VM(s) above the SLO 35 ms' in a.decision.reason
+
+
+def test_the_cluster_p99_alone_can_make_a_round_hot():
+    a = guard.evaluate(policy(), state(), [rnd([], cluster=40.0)], {}, NOW)
+    assert a.colour == 'red' and a.decision.kind == dec.SCALE_OUT
+
+
+def test_step_from_the_model_where_it_has_a_boundary():
+    # three VMs at 1.5x their target (1.2 of 0.8 capacity): (1.2-0.8)/0.8 each
+    e = {'n%d' % i: est(120, 100) for i in range(3)}
+    a = guard.evaluate(policy(), state(), [rnd([40, 40, 40])], e, NOW)
+    assert a.decision.count == 2      # ceil(3 x 0.5)
+    assert 'model: 3 VM(s) over their target, sum of (w-t)/t 1.50' in a.decision.reason
+
+
+def test_red_takes_at_least_the_fixed_step():
+    e = {'n0': est(85, 100), 'n1': est(85, 100)}
+    a = guard.evaluate(policy(guard_step=0.5), state(), [rnd([40, 40])], e, NOW)
+    assert a.decision.count == 5
+
+
+def test_a_lower_bound_does_not_size_the_step():
+    e = {'n%d' % i: est(300, 100, 'lower') for i in range(3)}
+    a = guard.evaluate(policy(), state(), [rnd([40, 40, 40])], e, NOW)
+    assert a.decision.count == 1 and 'no boundary' in a.decision.reason
+
+
+def test_an_action_in_flight_blocks_the_guard():
+    a = guard.evaluate(policy(), state(action_in_flight=True), [rnd([40, 40])], {}, NOW)
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+
+
+def test_the_cool_down_yields_to_a_rising_latency():
+    cooling = state(last_action_at=NOW - 60)
+    rounds = [rnd([40, 45])]
+    level = guard.severity(policy(), rounds[0])
+    assert level == pytest.approx(40 / SLO)
+    held = guard.evaluate(policy(), cooling, rounds, {}, NOW, last_level=level)
+    assert held.decision.blocked_by == 'cooldown'
+    rising = guard.evaluate(policy(), cooling, [rnd([50, 60])], {}, NOW, last_level=level)
+    assert rising.decision.kind == dec.SCALE_OUT
+    assert 'during the cool-down, as the latency rises' in rising.decision.reason
+
+
+def test_max_size_clamps_the_guard():
+    a = guard.evaluate(policy(max_size=10), state(), [rnd([40, 40])], {}, NOW)
+    assert a.decision.blocked_by == 'max_size'
+    a = guard.evaluate(policy(max_size=11, guard_step=0.5), state(), [rnd([40, 40])], {}, NOW)
+    assert a.decision.count == 1 and 'clamped from 5 by max_size=11' in a.decision.reason
+
+
+def test_the_guard_can_be_turned_off():
+    a = guard.evaluate(policy(guard=False), state(), [rnd([40, 40])], {}, NOW)
+    assert a.colour == 'red' and a.decision is None
+
+
+def test_the_measured_latency_disposes_of_an_optimistic_model():
+    p = policy()
+    current = {'a': {'reads_per_s': 80, 'writes_per_s': 20},
+               'b': {'reads_per_s': 80, 'writes_per_s': 20},
+               'c': {'reads_per_s': 80, 'writes_per_s': 20}}
+    model = {n: SimpleNamespace(load=100.0, capacity=300.0, bound='lower', seen=300.0,
+                                source='flavor') for n in current}
+    out = planning.disposed(p, model, current, {'a': 30.0, 'b': 50.0, 'c': 10.0})
+    assert (out['a'].capacity, out['a'].bound, out['a'].source) == (100.0, 'exact', 'latency')
+    assert (out['b'].capacity, out['b'].bound) == (100.0, 'upper')   # above the SLO
+    assert out['c'] is model['c']                       # green: the model stands
+    assert model['a'].capacity == 300.0                 # the inputs are not changed

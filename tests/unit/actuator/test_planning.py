@@ -1,0 +1,89 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The planning loop's shared inputs: the load planned for, the per-VM
+estimates and the horizon learnt from past joins.
+"""
+import math
+
+import pytest
+
+from elastman.actuator import decision as dec
+from elastman.actuator import planning
+from elastman.actuator.policy import ScalingPolicy
+from elastman.capacity import capacity as cap_mod
+from elastman.capacity.params import ModelParams
+from elastman.capacity.registry import ModelRegistry
+
+
+def _registry():
+    """One VM's cells on both sides of r/2000 + w/4000 = 1 (size fixed)."""
+    reg = ModelRegistry('c1', ModelParams(slo_metric='read_p99_ms', min_cells=2))
+    reg.register_node('vm', 'm1')
+    t = 0.0
+    for r in range(100, 3000, 100):
+        for w in (200.0, 600.0, 1200.0):
+            t += 10
+            u = r / 2000 + w / 4000
+            reg.add_sample({'cluster_id': 'c1', 'node_id': 'vm', 'ts': t,
+                            'reads_per_s': float(r), 'writes_per_s': w,
+                            'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0,
+                            'read_p99_ms': 20.0 if u < 1 else 60.0})
+    reg.refit(t)
+    return reg
+
+
+def test_batched_estimates_equal_one_by_one():
+    reg = _registry()
+    per_vm = {'vm': {'reads_per_s': 900.0, 'writes_per_s': 300.0,
+                     'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0},
+              'other': {'reads_per_s': 1500.0, 'writes_per_s': 100.0,
+                        'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0},
+              'stranger': {'reads_per_s': 1.0, 'writes_per_s': 1.0}}
+    out = planning.estimates_for(reg, per_vm, {'other': 'm1'})
+    assert set(out) == {'vm', 'other'}          # no flavour known: left out
+    for node in out:
+        model = reg.model_for('vm')[0] if node == 'vm' else reg.flavor_model('m1')
+        one = cap_mod.capacity(model, reg.point_of(per_vm[node]))
+        assert out[node].capacity == pytest.approx(one.capacity)
+        assert (out[node].bound, out[node].seen) == (one.bound, pytest.approx(one.seen))
+    assert out['other'].source == 'flavor'
+
+
+def test_the_forecast_never_plans_below_the_served_load():
+    observed = {'reads_per_s': 100.0, 'writes_per_s': 50.0}
+    assert planning.planned_load({'reads_per_s': 80.0, 'writes_per_s': 70.0},
+                                 observed) == {'reads_per_s': 100.0, 'writes_per_s': 70.0}
+    assert planning.planned_load(None, observed) == observed
+
+
+def test_the_horizon_covers_the_joins_that_were_clocked():
+    clock = planning.JoinClock()
+    assert clock.join_time('m1', 900.0) == 900.0
+    clock.record('m1', 500.0, 800.0)
+    clock.record('m1', 700.0, 1000.0)
+    clock.record('m2', 2000.0)
+    assert clock.join_time('m1', 900.0) == 700.0      # the slowest recent join
+    assert clock.busy_time('m1', 0.0) == 1000.0
+    assert clock.join_time(None, 900.0) == 2000.0
+    p = ScalingPolicy(control_period_s=300)
+    assert planning.horizon_s(p, 700.0, 1000.0) == 2000.0
+
+
+def test_a_model_with_a_boundary_ends_the_warm_up():
+    reg = _registry()
+    p = ScalingPolicy(min_size=1, max_size=5, warmup_s=3600)
+    current = {'vm': {'reads_per_s': 300.0, 'writes_per_s': 100.0,
+                      'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    state = dec.ClusterState([dec.NodeInfo('vm', 'm1')], started_at=1000.0)
+    d = planning.plan(p, state, current, None, reg, 1100.0)
+    assert d.blocked_by != 'warmup'
+    assert math.isfinite(d.vms[0].capacity)

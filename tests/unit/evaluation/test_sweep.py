@@ -1,0 +1,134 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The frontier sweep on a small trace: settings, knobs and files."""
+import argparse
+import csv
+import os
+
+import pytest
+
+from elastman.evaluation import frontier as fr
+from elastman.evaluation import policies as pol
+from elastman.evaluation import report as rep
+from elastman.evaluation import simulator as sm
+from elastman.evaluation import sweep
+from elastman.evaluation import traces as tr
+
+
+def test_each_policy_declares_its_knob():
+    by = {p.name: p for p in pol.make(pol.ALL)}
+    assert by['target'].knob == 'target' and by['target'].knob_value() == 60.0
+    assert 60.0 in by['target'].sweep
+    assert by['reactive'].knob_value() == 70.0 and 70.0 in by['reactive'].sweep
+    assert by['static'].knob is None and by['oracle'].knob is None
+    assert by['elastman'].knob == pol.Elastman.knob and pol.Elastman.sweep
+
+
+def test_set_knob():
+    r = pol.Reactive()
+    r.set_knob(80.0)
+    assert (r.high, r.low) == (80.0, 40.0)
+    el = pol.make(['elastman'])[0]
+    default = el.knob_value()
+    el.set_knob(0.35)
+    assert el.knob_value() == 0.35
+    assert pol.make(['elastman'])[0].knob_value() == default   # others untouched
+    # the value reaches the scaling policy the simulated controller runs
+    cfg = sm.SimConfig()
+    trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
+    el.start(sm.SimCluster(trace, cfg, [sm.Flavor('m1.medium')], {'m1.medium': 6}, 1,
+                           el.name))
+    assert getattr(el.policy, el.knob) == 0.35
+
+
+def test_settings_add_the_oracle_and_take_values():
+    got = sweep.settings(['static', 'target'], {'target': [50, 70]})
+    assert got == [('static', None), ('target', 50.0), ('target', 70.0), ('oracle', None)]
+    assert len(sweep.settings(['reactive'])) == len(pol.Reactive.sweep) + 1
+    with pytest.raises(ValueError, match='no knob'):
+        sweep.settings(['static'], {'static': [1]})
+    with pytest.raises(ValueError, match='not swept'):
+        sweep.settings(['target'], {'reactive': [1]})
+
+
+def test_parse_values_and_sizes():
+    assert sweep.parse_values(['target=40,60', 'reactive=80']) == {
+        'target': [40.0, 60.0], 'reactive': [80.0]}
+    for bad in ('target', 'target=', 'target=a', '=1'):
+        with pytest.raises(ValueError):
+            sweep.parse_values([bad])
+    assert sweep.sizes('50,1000') == [50, 1000]
+    for bad in ('', 'x', '2'):
+        with pytest.raises(ValueError):
+            sweep.sizes(bad)
+    assert sweep.trace_names('all')[:2] == ['paper', 'weekly']
+    with pytest.raises(ValueError):
+        sweep.trace_names('nosuchtrace')
+
+
+@pytest.fixture(scope='module')
+def flash(tmp_path_factory):
+    out = str(tmp_path_factory.mktemp('sweep'))
+    rows = sweep.run(['flash'], [12], ['static', 'reactive', 'target'], days=0.15,
+                     values={'target': [40, 60, 80], 'reactive': [60, 80]})
+    return rows, out, sweep.write(out, rows)
+
+
+def test_rows_per_setting_with_the_oracle_as_unit(flash):
+    rows, _, _ = flash
+    assert [(r['policy'], r['value']) for r in rows] == [
+        ('static', None), ('reactive', 60.0), ('reactive', 80.0), ('target', 40.0),
+        ('target', 60.0), ('target', 80.0), ('oracle', None)]
+    oracle = rows[-1]
+    assert oracle['vm_hours_vs_oracle'] == 1.0 and oracle['violation_minutes'] == 0
+    assert [r['default'] for r in rows if r['policy'] == 'target'] == [False, True, False]
+    # the knob was applied: a lower CPU target holds more VMs
+    target = [r['vm_hours'] for r in rows if r['policy'] == 'target']
+    assert target[0] > target[1] > target[2]
+
+
+def test_files_and_their_numbers(flash):
+    rows, out, paths = flash
+    assert sorted(os.path.basename(p) for p in paths) == [
+        'between.csv', 'frontier-flash-12.png', 'sweep-flash-12.csv', 'sweep.csv']
+    with open(os.path.join(out, 'sweep-flash-12.csv')) as f:
+        got = list(csv.DictReader(f))
+    assert len(got) == len(rows)
+    assert float(got[4]['vm_hours']) == pytest.approx(rows[4]['vm_hours'], abs=1e-3)
+    assert got[4]['default'] == 'yes' and got[0]['value'] == ''
+    with open(os.path.join(out, 'between.csv')) as f:
+        between = [r for r in csv.DictReader(f) if r['policy'] == 'target']
+    assert len(between) == fr.LEVELS
+    pts = sweep.curves(rows)['target']
+    assert float(between[0]['violation_pct']) == pytest.approx(
+        fr.interpolate(pts, [fr.LOW])[0], abs=1e-3)
+
+
+def test_cli(tmp_path, capsys):
+    ap = argparse.ArgumentParser()
+    rep.add_subparser(ap.add_subparsers())
+    args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                          '--days', '0.05', '--policies', 'target',
+                          '--values', 'target=50,70', '--out', str(tmp_path), '--no-png'])
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert 'target' in out and 'oracle' in out
+    assert (tmp_path / 'sweep-ramp-8.csv').exists()
+    args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                          '--values', 'static=1', '--policies', 'static',
+                          '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='no knob'):
+        args.func(args)
+    args = ap.parse_args(['simulate', '--trace', 'ramp', '--nodes', '8,9',
+                          '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='one integer'):
+        args.func(args)

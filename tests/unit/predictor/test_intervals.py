@@ -1,0 +1,78 @@
+"""The upper bound of the forecast peak: coverage, shape, state."""
+import json
+
+import numpy as np
+import pytest
+
+from elastman.predictor import ensemble as ens
+from elastman.predictor import intervals
+
+
+def test_tracker_reaches_its_nominal_coverage_whatever_the_bias():
+    rng = np.random.default_rng(3)
+    for bias in (0.7, 1.0, 1.3):  # forecasts 30% low, right, 30% high
+        q = intervals.PeakQuantile(0.9)
+        misses = []
+        for _ in range(3000):
+            actual = 100.0 * np.exp(rng.normal(0.0, 0.1))
+            misses.append(q.learn(0, 100.0 * bias, actual))
+        rate = np.mean(misses[500:])
+        assert rate == pytest.approx(0.1, abs=0.02), (bias, rate)
+
+
+def test_upper_bounds_the_running_peak_and_grows_with_the_lead():
+    q = intervals.PeakQuantile(0.9)
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        for lead in range(3):
+            noise = rng.normal(0.0, 0.05 * (lead + 1))
+            q.learn(lead, 100.0, 100.0 * np.exp(abs(noise)))
+    up = q.upper([100.0, 90.0, 95.0, 80.0])
+    assert len(up) == 4
+    assert np.all(np.diff(up) >= 0)
+    assert up[0] > 100.0 and up[2] > up[0]
+    # a lead never scored takes the longest learnt one's factor
+    assert up[3] == pytest.approx(up[2])
+    assert q.upper([]).size == 0
+
+
+def test_state_round_trip_and_bad_state():
+    q = intervals.PeakQuantile(0.8)
+    q.learn(0, 10.0, 12.0)
+    q.learn(1, 10.0, 9.0)
+    again = intervals.PeakQuantile(0.8)
+    again.load(json.loads(json.dumps(q.to_dict())))
+    assert again.upper([10.0, 10.0]) == pytest.approx(q.upper([10.0, 10.0]),
+                                                      rel=1e-5)
+    other = intervals.PeakQuantile(0.95)
+    other.load(q.to_dict())  # another level: not carried over
+    assert other.theta == []
+    with pytest.raises(ValueError):
+        again.load({'level': 0.8, 'theta': [0.1, float('nan')],
+                    'scale': [0.1, 0.1]})
+    with pytest.raises(ValueError):
+        intervals.PeakQuantile(1.0)
+
+
+def test_ensemble_forecasts_carry_a_calibrated_bound():
+    # a noisy random walk, forecast 6 steps ahead: the bound on the peak of
+    # the next 6 points holds in about 90% of the rounds
+    rng = np.random.default_rng(1)
+    y = 1000.0 * np.exp(np.cumsum(rng.normal(0.0, 0.02, 700)))
+    e = ens.Ensemble(names=['arima_010', 'arima_100'], horizon=6)
+    hits = []
+    for t in range(40, len(y) - 6):
+        f = e.predict('k', y[:t])
+        assert len(f.upper) == 6 and f.level == 0.9
+        assert np.all(np.diff(f.upper) >= 0)
+        assert np.all(np.asarray(f.upper) >=
+                      np.maximum.accumulate(f.values) - 1e-9)
+        if t >= 200:
+            hits.append(max(y[t:t + 6]) <= f.upper[-1])
+    assert np.mean(hits) == pytest.approx(0.9, abs=0.05)
+    # the learnt bound survives a restart with the selector state
+    state = json.loads(json.dumps(e.state('k')))
+    again = ens.Ensemble(names=['arima_010', 'arima_100'], horizon=6)
+    again.load_state('k', state)
+    assert again.series('k').quantile.theta == pytest.approx(
+        e.series('k').quantile.theta, abs=1e-6)
