@@ -17,8 +17,10 @@ actuator, acting in tenant-a through the trust the API made, boots the
 servers through Nova's API, scheduler, placement and conductor; each guest
 is a Cassandra node configured from the server's user data (cluster name,
 seeds) and its flavour (CPU quota). The cluster scales out by one and back
-in, the rows written before are read back, and deleting the cluster leaves
-no server, port, server group or trust. A server of tenant-b that carries
+in; a node whose server is powered off is replaced in place (a new server
+boots with replace_address_first_boot, the dead one is deleted); the rows
+written before are read back, and deleting the cluster leaves no server,
+port, server group or trust. A server of tenant-b that carries
 the cluster's tag is never touched. Bad input fails the action and the
 cluster with a clear reason and creates nothing.
 """
@@ -32,6 +34,7 @@ from cassandra.query import SimpleStatement
 from keystoneclient.v3 import client as ks_client
 import pytest
 
+from elastman.cassandra import nodetool as nodetool_mod
 from elastman.compute import base as compute
 from tests.functional.tenant.conftest import FLAVOR
 from tests.functional.tenant.conftest import HOSTS
@@ -73,7 +76,55 @@ def _cql(address):
     return Cluster([address], connect_timeout=20, control_connection_timeout=20)
 
 
-def test_tenant_cluster_through_nova(cloud, alice, bob):
+def _read_back(address):
+    with _cql(address) as cql:
+        query = SimpleStatement('SELECT id, item FROM shop.orders',
+                                consistency_level=ConsistencyLevel.ALL)
+        rows = {r.id: r.item for r in cql.connect().execute(query)}
+    assert rows == {i: 'item-%d' % i for i in range(ROWS)}
+
+
+def _replace_dead_node(conf, cloud, api, alice, cluster_id):
+    """Power a non-seed node's server off, mark the node DEAD as the monitor
+    does once it misses its samples, and journal the replace action the
+    healer would: the executor boots its replacement through Nova.
+    """
+    cid = uuid.UUID(cluster_id)
+    nodes = cloud.store.nodes.list(cid)
+    dead = next(n for n in nodes if not n.get('seed'))
+    live = next(n for n in nodes if n['node_id'] != dead['node_id'])
+    alice.cloud().compute.stop_server(dead['server_id'])
+    tool = nodetool_mod.Nodetool(conf, live['address'], live['jmx_port'])
+    deadline = time.monotonic() + 180
+    while not any(m.address == dead['address'] and m.code == 'DN'
+                  for m in tool.status()):
+        assert time.monotonic() < deadline, tool.status()
+        time.sleep(3)
+    assert cloud.store.nodes.change_state(cid, dead['node_id'], 'DEAD',
+                                          'powered off', ('UN',))
+    action = cloud.store.actions.create(
+        cid, 'replace', {'node': dead['node_id'], 'decided_at': time.time()},
+        step='requested', state='PENDING')
+    action = api.wait_action(cluster_id, str(action['id']))
+    assert action['state'] == 'SUCCEEDED', action
+    plan = action['result']['plan']
+    assert (plan['mode'], plan['replace_address']) == ('replace',
+                                                       dead['address'])
+    [new_id] = action['result']['servers']
+    assert 'replace_address: "%s"' % dead['address'] in \
+        cloud.guest(new_id)['user_data']
+    doc = api.cluster(cluster_id)
+    assert sorted(n['state'] for n in doc['nodes']) == ['UN'] * 3
+    assert dead['node_id'] not in {n['node_id'] for n in doc['nodes']}
+    servers = {s.id for s in cloud.servers(alice.project_id)
+               if s.name.startswith('orders-')}
+    assert dead['server_id'] not in servers and new_id in servers
+    ring = {m.address: m.code for m in tool.status()}
+    assert dead['address'] not in ring and set(ring.values()) == {'UN'}
+    return doc
+
+
+def test_tenant_cluster_through_nova(conf, cloud, alice, bob):
     api = alice.api(cloud.api_url)
     trusts_before = {t.id for t in cloud.trusts()}
     doc = _create(api, alice, 'orders', 3,
@@ -153,11 +204,11 @@ def test_tenant_cluster_through_nova(cloud, alice, bob):
                if s.name.startswith('orders-')]
     assert sorted(s.id for s in servers) == sorted(
         n['server_id'] for n in doc['nodes'])
-    with _cql(doc['nodes'][0]['address']) as cql:
-        query = SimpleStatement('SELECT id, item FROM shop.orders',
-                                consistency_level=ConsistencyLevel.ALL)
-        rows = {r.id: r.item for r in cql.connect().execute(query)}
-    assert rows == {i: 'item-%d' % i for i in range(ROWS)}
+    _read_back(doc['nodes'][0]['address'])
+
+    # a dead node replaced in place through Nova (self-healing's path)
+    doc = _replace_dead_node(conf, cloud, api, alice, cluster_id)
+    _read_back(doc['nodes'][0]['address'])
 
     # every server of the cluster is the tenant's; bob's decoy untouched
     for server in _cluster_servers(cloud, cluster_id):

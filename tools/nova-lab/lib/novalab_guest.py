@@ -23,10 +23,12 @@ it spawns, powers on or off, reboots or deletes:
 novalab_fake.py). What a real image would do at first boot, this does here:
 
 - cloud-init's ``write_files``: the user data's
-  ``/etc/cassandra/elastman-node.yaml`` (``cluster_name``, ``seeds``) is the
-  node's configuration (etc/elastman/cassandra-user-data.yaml writes it); the
-  server's ``cluster_name`` metadata is used when the file has none. Without
-  that file the guest runs no Cassandra, as an image without it would not.
+  ``/etc/cassandra/elastman-node.yaml`` (``cluster_name``, ``seeds``,
+  ``replace_address``: the dead node this one takes over on its first boot,
+  ``replace_address_first_boot``) is the node's configuration
+  (etc/elastman/cassandra-user-data.yaml writes it); the server's
+  ``cluster_name`` metadata is used when the file has none. Without that
+  file the guest runs no Cassandra, as an image without it would not.
 - the network: the node listens on the server's first fixed address (the
   lab's Neutron hands out loopback addresses), its JMX on that address at
   port 7199 (``[nova] jmx_port``), CQL at 9042.
@@ -118,11 +120,15 @@ def start(conf, guest_dir: str) -> int:
         seeds = [s.strip() for s in str(settings.get('seeds') or '').split(
             ',') if s.strip()] or [address]
         heap = max(256, guest['flavor']['memory_mb'] // 2)
+        replace = str(settings.get('replace_address') or '').strip()
         node = cassandra_node.LocalNode(conf, cassandra_node.NodeSpec(
             name=guest['name'], base_dir=base, address=address,
             jmx_port=JMX_PORT, jmx_address=address, seeds=tuple(seeds),
             cluster_name=str(settings['cluster_name'] or 'Test Cluster'),
-            heap='%dM' % heap, extra_yaml=dict(local.MONITORING_YAML)))
+            heap='%dM' % heap, extra_yaml=dict(local.MONITORING_YAML),
+            # Cassandra heeds it at the first boot only (kept for later ones)
+            jvm_opts=(('-Dcassandra.replace_address_first_boot=' + replace,)
+                      if replace else ())))
     if node.is_running():
         return 0
     cpus, period = cpu_limit(guest['flavor'])
@@ -134,9 +140,10 @@ def start(conf, guest_dir: str) -> int:
             wrapper = group.wrapper()
     pid = node.start(cpu_wrapper=wrapper)
     log(guest_dir, 'Cassandra node %s of cluster %r started on %s (pid %d, '
-        'seeds %s, heap %s, CPU limit %s)' % (
+        'seeds %s, heap %s, CPU limit %s%s)' % (
             node.spec.name, node.spec.cluster_name, node.spec.address, pid,
-            ','.join(node.spec.seeds), node.spec.heap, cpus or 'none'))
+            ','.join(node.spec.seeds), node.spec.heap, cpus or 'none',
+            ''.join(', ' + o for o in node.spec.jvm_opts)))
     return 0
 
 
