@@ -12,7 +12,8 @@
 """``elastman-manage local-cluster create|list|delete``: managed clusters whose
 servers are Cassandra processes on this host (the ``local`` compute driver).
 
-A cluster is what the API would write: a row in the store and a journalled
+A cluster is what the API writes, through the same lifecycle service
+(:mod:`elastman.lifecycle.service`): a row in the store and a journalled
 action. Whoever holds the cluster's actuator lease carries the action out: a
 running elastman-actuator (or elastman-all), or else this command itself,
 in-process, with the actuator's own ActionExecutor. Either way the command
@@ -39,6 +40,7 @@ from elastman.common import exception
 from elastman.compute import base as compute
 from elastman.compute import flavors as flavor_mod
 from elastman.compute import local as local_driver
+from elastman.lifecycle import service as lifecycle
 from elastman import store as em_store
 from elastman.store import actions as actions_repo
 
@@ -154,6 +156,8 @@ class LocalClusters:
                                                                 driver)
         self.poll_interval = poll_interval
         self.lease_ttl = lease_ttl
+        # no notify: this command, or an actuator, finds the PENDING action
+        self.service = lifecycle.ClusterService(conf, store)
 
     # lookup ------------------------------------------------------------------
     def managed_clusters(self) -> list[dict]:
@@ -196,12 +200,8 @@ class LocalClusters:
                 raise UsageError('a cluster named %r exists already (%s)'
                                  % (name, existing[0]['id']))
             return self._resume_existing(self.find(name))
-        cluster = self.store.clusters.create(project, name, spec, policy,
-                                             state='CREATING')
-        action = self.store.actions.create(
-            cluster['id'], 'create',
-            {'count': spec['size'], 'flavor': spec['flavor'],
-             'requested_by': self.holder}, step='requested', state='PENDING')
+        cluster, action = self.service.create(project, name, spec, policy,
+                                              requested_by=self.holder)
         self.echo('cluster %s (%s): %d %s node(s) requested'
                   % (name, cluster['id'], spec['size'], spec['flavor']))
         return self._report(cluster, self.carry_out(action))
@@ -222,18 +222,15 @@ class LocalClusters:
     # delete ------------------------------------------------------------------
     def delete(self, ref: str) -> int:
         """Journal a 'delete' (or take over the one journalled) and see it
-        done: every server, node row and the cluster row go.
+        done: every server, node row and the cluster row go. A cluster with
+        neither servers nor an action under way goes at once.
         """
         cluster = self.find(ref)
-        action = next((a for a in self._unfinished(cluster['id'])
-                       if a['kind'] == 'delete'), None)
-        if action is None:
-            self.store.clusters.update(cluster['id'], state='DELETING',
-                                       status_reason='delete requested')
-            action = self.store.actions.create(
-                cluster['id'], 'delete',
-                {'count': 0, 'flavor': None, 'requested_by': self.holder},
-                step='requested', state='PENDING')
+        action = self.service.delete(cluster, requested_by=self.holder)
+        if action is None:      # nothing of it was left to an actuator
+            self.echo('cluster %s (%s) deleted' % (cluster['name'],
+                                                   cluster['id']))
+            return 0
         self.echo('cluster %s (%s): delete requested'
                   % (cluster['name'], cluster['id']))
         return self._report(cluster, self.carry_out(action))
@@ -289,8 +286,7 @@ class LocalClusters:
 
     # the action ----------------------------------------------------------------
     def _unfinished(self, cluster_id) -> list[dict]:
-        return sorted(self.store.actions.unfinished(cluster_id),
-                      key=lambda a: a['created_at'])
+        return self.service.unfinished(cluster_id)
 
     def carry_out(self, action: dict) -> dict:
         """Run ``action`` here if no actuator holds the cluster's lease, or

@@ -33,6 +33,18 @@ class Clusters:
     def __init__(self):
         self.rows = {}
 
+    def create(self, project_id, name, spec, policy=None, state='ACTIVE',
+               cluster_id=None):
+        cluster_id = cluster_id or uuid.uuid4()
+        if cluster_id in self.rows:
+            raise exception.Conflict(reason='cluster %s exists' % cluster_id)
+        self.rows[cluster_id] = {
+            'id': cluster_id, 'project_id': project_id, 'name': name,
+            'state': state, 'status_reason': None,
+            'spec': copy.deepcopy(spec), 'policy': copy.deepcopy(policy or {}),
+            'created_at': _now()}
+        return self.get(cluster_id)
+
     def get(self, cluster_id):
         if cluster_id not in self.rows:
             raise exception.NotFound(kind='cluster', id=cluster_id)

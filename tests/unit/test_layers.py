@@ -13,8 +13,9 @@
 
 conf, common; then capacity, cassandra, client; store and compute (which
 may use the layer below them); the workers, which never import each other;
-api; evaluation and the client plug-ins; cmd at the top. See
-doc/source/architecture.rst, "Layers".
+lifecycle (a cluster's create, register, scale and delete); api; evaluation
+and the client plug-ins; cmd at the top. See doc/source/architecture.rst,
+"A cluster's lifecycle".
 """
 from __future__ import annotations
 
@@ -30,9 +31,10 @@ LAYERS = {
     'store': 3, 'compute': 3,
     'monitor': 4, 'trainer': 4, 'predictor': 4, 'actuator': 4,
     'hostagent': 4,
-    'api': 5,
-    'evaluation': 6, 'osc': 6, 'heat': 6, 'wsgi': 6,
-    'cmd': 7,
+    'lifecycle': 5,
+    'api': 6,
+    'evaluation': 7, 'osc': 7, 'heat': 7, 'wsgi': 7,
+    'cmd': 8,
 }
 ROOT = pathlib.Path(elastman.__file__).parent
 
@@ -85,4 +87,10 @@ def test_the_check_sees_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(pathlib.Path, 'read_text',
                         lambda self: 'from elastman.api import app\n')
     assert violations() == [
-        'elastman/store/_layer_probe.py imports elastman.api (layer 3 -> 5)']
+        'elastman/store/_layer_probe.py imports elastman.api (layer 3 -> 6)']
+
+
+def test_lifecycle_sits_between_the_workers_and_the_api():
+    assert (max(LAYERS[w] for w in ('monitor', 'trainer', 'predictor',
+                                    'actuator', 'hostagent'))
+            < LAYERS['lifecycle'] < LAYERS['api'] < LAYERS['cmd'])

@@ -23,6 +23,7 @@ from elastman.api import schemas
 from elastman.api import views
 from elastman.common import exception
 from elastman.common import trusts
+from elastman.lifecycle import service as lifecycle
 
 LOG = logging.getLogger(__name__)
 
@@ -74,12 +75,11 @@ class ClusterController(base.Controller):
         except trusts.TrustError as exc:
             raise errors.APIError(403, str(exc))
 
-    def _drop_trust(self, cluster_id, trust_id: str) -> None:
-        try:
-            trusts.delete_trust(self.conf, trust_id)
-        except (trusts.TrustError, exception.ConfigurationError) as exc:
-            LOG.warning('cluster %s: its trust %s not deleted: %s',
-                        cluster_id, trust_id, exc)
+    def _lifecycle(self, ctx) -> lifecycle.ClusterService:
+        """The lifecycle service, casting each action to the actuator."""
+        return lifecycle.ClusterService(
+            self.conf, self.store,
+            notify=lambda row, action: self._cast(ctx, row, action))
 
     def _renew_trust(self, req, ctx, row: dict) -> dict:
         """A cluster whose trust Keystone no longer accepts (expired,
@@ -146,7 +146,7 @@ class ClusterController(base.Controller):
             if doc is not None:
                 self.store.credentials.delete(cluster_id)
             if trust_id:
-                self._drop_trust(cluster_id, trust_id)
+                self._lifecycle(ctx).drop_trust(cluster_id, trust_id)
             raise
         LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
                  spec['mode'], ctx.project_id)
@@ -155,31 +155,20 @@ class ClusterController(base.Controller):
 
     def _create(self, ctx, body: dict, spec: dict, policy: dict,
                 cluster_id: uuid.UUID) -> dict:
-        cql_port = spec['cql_port']
-        seeds = [_split_seed(s, cql_port) for s in body.get('seeds', ())]
+        service = self._lifecycle(ctx)
+        seeds = [_split_seed(s, spec['cql_port'])
+                 for s in body.get('seeds', ())]
         if seeds:
-            spec.update(mode='registered', seeds=['%s:%d' % s for s in seeds],
-                        flavor=body.get('flavor'))
-            row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='ACTIVE',
-                                             cluster_id=cluster_id)
-            for host, port in seeds:
-                self.store.nodes.upsert(row['id'], host, address=host,
-                                        cql_port=port, seed=True,
-                                        state='UNKNOWN',
-                                        flavor=body.get('flavor'),
-                                        jmx_host=host,
-                                        jmx_port=spec['jmx_port'])
-            # the actuator discovers the ring and maps it to servers
-            self._request_scale(ctx, row, 'register', len(seeds), None)
+            row, _action = service.register(
+                ctx.project_id, body['name'], dict(spec, flavor=body.get(
+                    'flavor')), policy, seeds, requested_by=ctx.user_id,
+                cluster_id=cluster_id)
         else:
-            spec.update(mode='managed', flavor=body['flavor'],
-                        image=body['image'], size=body['size'])
-            row = self.store.clusters.create(ctx.project_id, body['name'],
-                                             spec, policy, state='CREATING',
-                                             cluster_id=cluster_id)
-            self._request_scale(ctx, row, 'create', body['size'],
-                                body['flavor'])
+            row, _action = service.create(
+                ctx.project_id, body['name'], dict(
+                    spec, flavor=body['flavor'], image=body['image'],
+                    size=body['size']), policy, requested_by=ctx.user_id,
+                cluster_id=cluster_id)
         return row
 
     def show(self, req, ctx, cluster_id):
@@ -196,27 +185,16 @@ class ClusterController(base.Controller):
         return 200, {'cluster': views.cluster(row, nodes, detail=True)}
 
     def delete(self, req, ctx, cluster_id):
-        """Unregister, or for a managed cluster with servers, ask the
-        actuator to delete them (202; the cluster goes DELETING).
+        """Unregister (204), or for a managed cluster with servers, a trust
+        or an action under way, ask the actuator to delete them (202; the
+        cluster goes DELETING).
         """
         row = self.cluster(ctx, cluster_id, RULE % 'delete')
-        nodes = self.store.nodes.list(row['id'])
-        spec = row.get('spec') or {}
-        managed = spec.get('mode') == 'managed'
-        # the actuator deletes servers, the server group and the trust
-        if managed and (spec.get('trust_id')
-                        or any(n.get('server_id') for n in nodes)):
-            if row['state'] != 'DELETING':
-                row = self._renew_trust(req, ctx, row)
-                self.store.clusters.update(row['id'], state='DELETING',
-                                           status_reason='delete requested')
-                self._request_scale(ctx, row, 'delete', 0, None)
+        if (row.get('spec') or {}).get('mode') == 'managed':
+            row = self._renew_trust(req, ctx, row)
+        action = self._lifecycle(ctx).delete(row, requested_by=ctx.user_id)
+        if action is not None:
             return 202, None
-        for node in nodes:
-            self.store.nodes.delete(row['id'], node['node_id'])
-        self.store.clusters.delete(row['id'])
-        if spec.get('trust_id'):   # a registered cluster: servers stay
-            self._drop_trust(row['id'], spec['trust_id'])
         LOG.info('cluster %s deleted by project %s', row['id'],
                  ctx.project_id)
         return 204, None
@@ -225,38 +203,31 @@ class ClusterController(base.Controller):
         body = self.body(req)
         body = schemas.validate(schemas.CLUSTER_SCALE, body)
         row = self.cluster(ctx, cluster_id, RULE % 'scale')
-        if row['state'] not in ('ACTIVE', 'ERROR'):
+        if row['state'] not in lifecycle.SCALABLE:
             raise errors.APIError(409, 'cluster %s is %s' % (cluster_id,
                                                              row['state']))
         row = self._renew_trust(req, ctx, row)
-        policy = row.get('policy') or {}
-        low, high = policy.get('min_size', 1), policy.get('max_size', 1000)
-        if not low <= body['count'] <= high:
-            raise errors.bad_request('count %d is outside the policy bounds '
-                                     '[%d, %d]' % (body['count'], low, high))
-        action = self._request_scale(ctx, row, 'scale', body['count'],
-                                     body.get('flavor'))
+        try:
+            action = self._lifecycle(ctx).scale(
+                row, body['count'], body.get('flavor'),
+                requested_by=ctx.user_id)
+        except lifecycle.Conflict as exc:
+            raise errors.APIError(409, str(exc))
+        except lifecycle.OutOfBounds as exc:
+            raise errors.bad_request(str(exc))
         return 202, {'action': views.action(action)}
 
-    def _request_scale(self, ctx, row, kind: str, count: int,
-                       flavor: str | None) -> dict:
-        """Journal the request as a PENDING action, then cast it.
-
-        The journal row is what counts: an actuator that was down when the
-        cast went out finds the PENDING action when it starts.
+    def _cast(self, ctx, row: dict, action: dict) -> None:
+        """Tell the actuator of a journalled action (it finds a PENDING one
+        by itself when it was down).
         """
-        action = self.store.actions.create(
-            row['id'], kind, {'count': count, 'flavor': flavor,
-                              'requested_by': ctx.user_id},
-            step='requested', state='PENDING')
-        if self.actuator is not None:
-            try:
-                self.actuator.scale(ctx, str(row['id']), count, flavor,
-                                    action_id=str(action['id']))
-            except exception.ElastmanException as exc:
-                LOG.warning('actuator not reachable (%s); action %s stays '
-                            'PENDING', exc, action['id'])
-            except Exception:  # the bus is optional for the API
-                LOG.exception('cannot cast %s of cluster %s; action %s '
-                              'stays PENDING', kind, row['id'], action['id'])
-        return action
+        if self.actuator is None:
+            return
+        params = action['params']
+        try:
+            self.actuator.scale(ctx, str(row['id']), params['count'],
+                                params['flavor'],
+                                action_id=str(action['id']))
+        except exception.ElastmanException as exc:
+            LOG.warning('actuator not reachable (%s); action %s stays '
+                        'PENDING', exc, action['id'])

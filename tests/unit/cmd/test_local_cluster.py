@@ -79,6 +79,9 @@ class FakeNodes:
                                    {'node_id': node_id})
         row.update(fields)
 
+    def delete(self, cluster_id, node_id):
+        self.rows.pop((cluster_id, node_id), None)
+
 
 class FakeActions:
     def __init__(self):
