@@ -182,6 +182,9 @@ def test_failed_join_rolls_back(conf, store, cloud):
         assert 'did not join within 1s' in done['reason']
         assert cloud.list(str(cluster['id'])) == []
         assert store.nodes.list(cluster['id']) == []
-        assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
+        # a cluster whose creation failed has no node: ERROR, with why
+        row = store.clusters.get(cluster['id'])
+        assert row['state'] == 'ERROR'
+        assert 'did not join within 1s' in row['status_reason']
     finally:
         conf.set_override('join_timeout', 300, 'actuator')

@@ -62,13 +62,17 @@ def noauth_api(conf, store):
 
 
 @pytest.fixture
-def wsgi_api(config_file, tmp_path, store):
+def wsgi_api(conf, config_file, tmp_path, store):
     """gunicorn serving elastman.wsgi.api:application (two worker
     processes, noauth) on the test store's keyspace, its schema synced
-    (the store fixture).
+    (the store fixture), with the credentials keys set in ``conf`` now.
     """
+    extra = {}
+    if conf.credentials.encryption_keys:
+        extra['credentials'] = {'encryption_keys': ','.join(
+            conf.credentials.encryption_keys)}
     path = config_file(api={'auth_strategy': 'noauth'},
-                       DEFAULT={'transport_url': 'fake://'})
+                       DEFAULT={'transport_url': 'fake://'}, **extra)
     port = services.free_port()
     log = open(tmp_path / 'gunicorn.log', 'w')
     proc = subprocess.Popen(
