@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """One cluster's decisions, from the store: the planning loop every control
 period and the latency guard every monitor interval.
 
@@ -74,7 +85,8 @@ class Controller:
         """The highest predicted value of each metric within the horizon:
         the forecast's peak (the highest value of its point path in a row
         without one), or its upper quantile with ``plan_on = 'quantile'``
-        (the peak when the row has no quantile)."""
+        (the peak when the row has no quantile).
+        """
         predicted, info = {}, {}
         for metric in FORECAST_METRICS:
             try:
@@ -86,8 +98,8 @@ class Controller:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
             steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
-            point = max(list(row.get('peak') or [])[:steps] or
-                        list(row['predicted'])[:steps] or [0.0])
+            point = max(list(row.get('peak') or [])[:steps]
+                        or list(row['predicted'])[:steps] or [0.0])
             upper = list(row.get('upper') or [])[:steps]
             used = 'quantile' if plan_on == 'quantile' and upper else 'point'
             predicted[metric] = max(upper) if used == 'quantile' else point

@@ -47,10 +47,10 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.common import loader
-from elastman.predictor import intervals
 from elastman.predictor.forecasters.base import NotEnoughHistory
 from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor import history as history_mod
+from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
 

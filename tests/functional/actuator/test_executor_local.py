@@ -170,7 +170,8 @@ def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
 
 def test_failed_join_rolls_back(conf, store, cloud):
     """A node that never joins is deleted, the action fails with why and the
-    cluster it was to create is in ERROR."""
+    cluster it was to create is in ERROR.
+    """
     conf.set_override('join_timeout', 1, 'actuator')
     try:
         cluster = store.clusters.create(
