@@ -186,7 +186,7 @@ def keys(conf):
     conf.clear_override('encryption_keys', 'credentials')
 
 
-def test_credentials_are_kept_encrypted_and_never_shown(api, store, keys,
+def test_credentials_are_kept_encrypted_and_never_shown(keys, api, store,
                                                         tmp_path, caplog):
     import logging
     caplog.set_level(logging.DEBUG)
