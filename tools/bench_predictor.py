@@ -82,6 +82,7 @@ def _worker(args: tuple) -> dict:
     ids, history, rounds, period, names = args
     os.environ.setdefault('OMP_NUM_THREADS', '1')
     day, week = int(86400 // period), int(7 * 86400 // period)
+
     def new():
         return ens.Ensemble(names=names, horizon=10,
                             seasonal_periods=[day, week])
