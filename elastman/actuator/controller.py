@@ -117,23 +117,8 @@ class Controller:
         """Each node's interference index from the latest report of its
         compute host's agent (nodes without a recent report are left out).
         """
-        reports: dict[str, dict] = {}
-        found = {}
-        for node in nodes:
-            host, server = node.get('host'), node.get('server_id')
-            if not host or not server:
-                continue
-            if host not in reports:
-                page = self.store.hosts.reports(host, limit=1)
-                latest = page[0] if page else None
-                fresh = latest is not None and (
-                    now - timestamps.epoch(latest['ts'])
-                    <= self.conf.actuator.interference_max_age)
-                reports[host] = latest['vms'] if fresh else {}
-            vm = reports[host].get(server)
-            if isinstance(vm, dict) and vm.get('interference_index') is not None:
-                found[node['node_id']] = float(vm['interference_index'])
-        return found
+        return self.store.hosts.interference(
+            nodes, now, self.conf.actuator.interference_max_age)
 
     def _recent(self, cluster_id, serving: list[dict], now: float,
                 rounds: int) -> dict[str, list[dict]]:
