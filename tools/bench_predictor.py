@@ -17,10 +17,15 @@ window of synthetic workload (daily + weekly season, trend, noise, the odd
 flash crowd).  The clusters are split over ``--workers`` processes, as the
 predictor workers partition clusters.  Reported:
 
-* cold round: the first round after a (re)start, every forecaster of every
-  series does a full parameter estimation;
+* first round: the very first round, every forecaster of every series does
+  a full parameter estimation (no stored state: a new deployment);
 * steady rounds: the following rounds (refits spread over rounds by the
   per-series refit offset), mean and max wall time;
+* restarted round: each worker's ensemble state goes through JSON as the
+  predictor stores it (``Ensemble.state`` every round and
+  ``Ensemble.fitted_state`` after full fits), a new ensemble takes it up
+  (``load_state``) and forecasts the next point: the cold round of a
+  restarted predictor;
 * peak resident memory per worker.
 
 Example (numbers in doc/source/prediction.rst)::
@@ -30,6 +35,7 @@ Example (numbers in doc/source/prediction.rst)::
 """
 
 import argparse
+import json
 import multiprocessing
 import os
 import resource
@@ -76,11 +82,21 @@ def _worker(args: tuple) -> dict:
     ids, history, rounds, period, names = args
     os.environ.setdefault('OMP_NUM_THREADS', '1')
     day, week = int(86400 // period), int(7 * 86400 // period)
-    e = ens.Ensemble(names=names, horizon=10, seasonal_periods=[day, week])
-    data = {c: synthetic_cluster(c, history + rounds, period) for c in ids}
+
+    def new():
+        return ens.Ensemble(names=names, horizon=10,
+                            seasonal_periods=[day, week])
+    e = new()
+    data = {c: synthetic_cluster(c, history + rounds + 1, period)
+            for c in ids}
     times, cpu = [], []
     chosen = {}
-    for r in range(rounds + 1):
+    # what the predictor writes after each round: the state every round,
+    # the fitted (large) state after a full fit of its forecaster
+    stored: dict = {}
+    state_bytes, fitted_bytes = [], []
+
+    def one_round(e, r, save):
         start, start_cpu = time.perf_counter(), time.process_time()
         for c in ids:
             for metric, y in data[c].items():
@@ -88,13 +104,44 @@ def _worker(args: tuple) -> dict:
                 chosen[f.chosen] = chosen.get(f.chosen, 0) + 1
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
+        if not save:
+            return
+        written = [0, 0]
+        for c in ids:
+            for metric in data[c]:
+                key = (c, metric)
+                doc = json.dumps(e.state(key))
+                fitted = e.fitted_state(key)
+                written[0] += len(doc)
+                entry = stored.setdefault(key, [None, None])
+                entry[0] = doc
+                if fitted is not None:
+                    entry[1] = json.dumps(fitted)
+                    written[1] += len(entry[1])
+        state_bytes.append(written[0])
+        fitted_bytes.append(written[1])
+
+    for r in range(rounds + 1):
+        one_round(e, r, save=True)
+    # a restart: a new ensemble takes up the stored states
+    del e
+    e = new()
+    start_cpu = time.process_time()
+    for key, (doc, fitted) in stored.items():
+        e.load_state(key, json.loads(doc),
+                     None if fitted is None else json.loads(fitted))
+    load_cpu = time.process_time() - start_cpu
+    one_round(e, rounds + 1, save=False)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return {
         'times': times,
         'cpu': cpu,
+        'load_cpu': load_cpu,
         'rss_mb': rss,
         'series': 2 * len(ids),
         'chosen': chosen,
+        'state_bytes': state_bytes,
+        'fitted_bytes': fitted_bytes,
     }
 
 
@@ -135,12 +182,16 @@ def main(argv=None) -> int:
     rounds = np.max(
         [r['times'] for r in res], axis=0
     )  # workers run side by side
+    restarted = rounds[-1]
+    rounds = rounds[:-1]
     steady = rounds[1:]
     # CPU seconds of the busiest worker: the wall time of a round on an
     # otherwise idle machine with one core per worker (the wall clock is
     # only meaningful when nothing else runs).
     cpu = np.max([r['cpu'] for r in res], axis=0)
     cpu_total = np.sum([r['cpu'] for r in res], axis=0)
+    cpu_restarted, cpu = cpu[-1], cpu[:-1]
+    total_restarted, cpu_total = cpu_total[-1], cpu_total[:-1]
     series = sum(r['series'] for r in res)
     chosen = {}
     for r in res:
@@ -152,7 +203,7 @@ def main(argv=None) -> int:
     )
     print('load average before: %.1f' % load)
     print(
-        'cold round (all full fits): wall %.1f s, CPU %.1f s busiest '
+        'first round (all full fits): wall %.1f s, CPU %.1f s busiest '
         'worker, %.1f s total'
         % (rounds[0], cpu[0], cpu_total[0])
     )
@@ -178,6 +229,27 @@ def main(argv=None) -> int:
                 100 * cpu[1:].max() / a.period,
                 a.period,
             )
+        )
+    if steady.size:
+        print(
+            'restarted round (stored states taken up): wall %.1f s, CPU '
+            '%.1f s busiest worker, %.1f s total, %.2f CPU-ms per series; '
+            '%.2fx the steady round\'s CPU; taking up the states: %.2f '
+            'CPU-s busiest worker'
+            % (restarted, cpu_restarted, total_restarted,
+               1000 * total_restarted / series,
+               total_restarted / cpu_total[1:].mean(),
+               max(r['load_cpu'] for r in res))
+        )
+        state = np.sum([r['state_bytes'] for r in res], axis=0)
+        fitted = np.sum([r['fitted_bytes'] for r in res], axis=0)
+        print(
+            'stored per round: state %.1f KB per series (every round); '
+            'fitted states %.1f KB per series and round (mean of steady '
+            'rounds; %.1f KB in the first round)'
+            % (state[1:].mean() / 1024 / series,
+               fitted[1:].mean() / 1024 / series,
+               fitted[0] / 1024 / series)
         )
     print(
         'peak RSS per worker: %s MB'

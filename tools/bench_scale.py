@@ -1,4 +1,15 @@
 #!/usr/bin/env python3
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """elastman at scale, measured against a real store node.
 
 Every subcommand but ``decide`` starts a private single-node Cassandra store
@@ -49,12 +60,12 @@ import tempfile
 import time
 import uuid
 
+from cassandra import query as cql_query
 import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-from cassandra import query as cql_query  # noqa: E402
 
 from elastman.capacity import params as params_mod  # noqa: E402
 from elastman.capacity import registry as registry_mod  # noqa: E402
@@ -179,7 +190,8 @@ def store_node(args):
 
 class Spy:
     """Counts what a store session sends: statements per table and verb,
-    and the bytes bound to the writes of each table."""
+    and the bytes bound to the writes of each table.
+    """
 
     def __init__(self, session) -> None:
         self.session = session
@@ -306,7 +318,8 @@ def policy(size: int, **extra) -> dict:
 def make_cluster(store, name: str, size: int, now: float, rng,
                  pol: dict | None = None, with_nodes: bool = True) -> dict:
     """A cluster of ``size`` serving nodes, each with its newest samples
-    (one per monitor round over the guard's window) and a forecast."""
+    (one per monitor round over the guard's window) and a forecast.
+    """
     cluster = store.clusters.create('bench', name, spec={'size': size},
                                     policy=pol or policy(size))
     cid = cluster['id']
@@ -673,7 +686,7 @@ def _clusters_run(args, node: StoreNode, count: int) -> None:
     store = node.open(keyspace)
     now = time.time()
     t0 = time.perf_counter()
-    ids = _setup_clusters(args, store, count, now)
+    _setup_clusters(args, store, count, now)
     setup_s = time.perf_counter() - t0
     work = tempfile.mkdtemp(prefix='elastman-bench-clusters-')
     procs = {}
@@ -753,7 +766,8 @@ def _watch_takeover(store, before: dict[str, str], killed_at: float,
                     timeout: float) -> dict:
     """Poll the leases until each killed copy's clusters are held by the
     other copy: per worker, the killed copy's cluster count, the seconds
-    until the last one moved, and the lease TTL."""
+    until the last one moved, and the lease TTL.
+    """
     pending = {}
     for name, holder in before.items():
         worker = name.split('/', 1)[0]
@@ -819,7 +833,8 @@ def child_worker(args) -> None:
 
 def _synthetic_monitor() -> None:
     """Node reads from a model of each node instead of JMX and CQL: the
-    monitor's scheduling, leases and store writes are the real ones."""
+    monitor's scheduling, leases and store writes are the real ones.
+    """
     from elastman.monitor import manager as monitor_manager
     from elastman.monitor import readings
     state: dict[str, list] = {}

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """One cluster's decisions, from the store: the planning loop every control
 period and the latency guard every monitor interval.
 
@@ -74,7 +85,8 @@ class Controller:
         """The highest predicted value of each metric within the horizon:
         the forecast's peak (the highest value of its point path in a row
         without one), or its upper quantile with ``plan_on = 'quantile'``
-        (the peak when the row has no quantile)."""
+        (the peak when the row has no quantile).
+        """
         predicted, info = {}, {}
         for metric in FORECAST_METRICS:
             try:
@@ -86,8 +98,8 @@ class Controller:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
             steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
-            point = max(list(row.get('peak') or [])[:steps] or
-                        list(row['predicted'])[:steps] or [0.0])
+            point = max(list(row.get('peak') or [])[:steps]
+                        or list(row['predicted'])[:steps] or [0.0])
             upper = list(row.get('upper') or [])[:steps]
             used = 'quantile' if plan_on == 'quantile' and upper else 'point'
             predicted[metric] = max(upper) if used == 'quantile' else point
@@ -105,23 +117,8 @@ class Controller:
         """Each node's interference index from the latest report of its
         compute host's agent (nodes without a recent report are left out).
         """
-        reports: dict[str, dict] = {}
-        found = {}
-        for node in nodes:
-            host, server = node.get('host'), node.get('server_id')
-            if not host or not server:
-                continue
-            if host not in reports:
-                page = self.store.hosts.reports(host, limit=1)
-                latest = page[0] if page else None
-                fresh = latest is not None and (
-                    now - timestamps.epoch(latest['ts'])
-                    <= self.conf.actuator.interference_max_age)
-                reports[host] = latest['vms'] if fresh else {}
-            vm = reports[host].get(server)
-            if isinstance(vm, dict) and vm.get('interference_index') is not None:
-                found[node['node_id']] = float(vm['interference_index'])
-        return found
+        return self.store.hosts.interference(
+            nodes, now, self.conf.actuator.interference_max_age)
 
     def _recent(self, cluster_id, serving: list[dict], now: float,
                 rounds: int) -> dict[str, list[dict]]:

@@ -121,7 +121,8 @@ class ActuatorManager(manager.Manager):
     # -- the control loop ------------------------------------------------------
     def control_round(self, now: float | None = None) -> None:
         """One round over this actuator's share of the clusters (leases); a
-        cluster with an action in flight stays here until the action ends."""
+        cluster with an action in flight stays here until the action ends.
+        """
         clusters = self.store.clusters.all()
         busy = [c['id'] for c in clusters if self._busy(str(c['id']))]
         mine = set(self.share.claim([c['id'] for c in clusters], keep=busy))
@@ -142,7 +143,8 @@ class ActuatorManager(manager.Manager):
     def handle_cluster(self, cluster: dict, now: float | None = None,
                        leased: bool = False) -> None:
         """Resume an unfinished action, heal a dead node, or decide when the period is due
-        (``leased``: this actuator has just taken the cluster's lease)."""
+        (``leased``: this actuator has just taken the cluster's lease).
+        """
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
         if not leased and not self.store.leases.acquire(

@@ -161,7 +161,11 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
         state = dataclasses.replace(state, started_at=None)
     record = dict(inputs or {})
     record.update({'predicted_cluster': planned, 'observed_cluster': observed,
-                   'forecast_used': bool(forecast_peak)})
+                   'forecast_used': bool(forecast_peak),
+                   'per_vm_workload': {
+                       node: {k: round(float(w.get(k) or 0.0), 3)
+                              for k in workload.LOAD_KEYS}
+                       for node, w in per_vm.items()}})
     return dec.decide(policy, state, estimates, now, record)
 
 

@@ -175,7 +175,8 @@ class CellGrid:
 
     def changed_cells(self) -> dict[str, bytes]:
         """Cells changed since :meth:`mark_saved`, as ``{cell name:
-        encode_cell bytes}`` (:func:`cell_name` gives the names)."""
+        encode_cell bytes}`` (:func:`cell_name` gives the names).
+        """
         return {cell_name(self._keys[row]): self._encode(row)
                 for row in sorted(self._changed)}
 

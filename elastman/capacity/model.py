@@ -183,7 +183,8 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
     # scikit-learn (and the scipy.stats and pandas it loads) only where a
     # model is fitted: the actuator evaluates models and never needs it
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.svm import SVC, LinearSVC
+    from sklearn.svm import LinearSVC
+    from sklearn.svm import SVC
 
     weight = 'balanced' if params.balanced else None
     use_liblinear = params.kernel == 'linear' and params.solver in ('auto', 'liblinear')

@@ -194,7 +194,8 @@ class ModelRegistry:
     def _restart_grid(self, node_id: str) -> None:
         """Empty cells for ``node_id``; its stored cells are dropped at the
         next save. The revision keeps growing, so that no fit of the old
-        cells passes for a fit of the new ones."""
+        cells passes for a fit of the new ones.
+        """
         revision = self.revision(node_id) + 1 if node_id in self.nodes else 0
         self._unloaded.pop(node_id, None)
         self._pending.pop(node_id, None)
@@ -215,7 +216,8 @@ class ModelRegistry:
 
     def load_cells(self, node_ids: Iterable[str]) -> int:
         """Read the cells of the given VMs that are still in the store (and
-        file the samples that waited for them); returns how many VMs."""
+        file the samples that waited for them); returns how many VMs.
+        """
         need = [n for n in node_ids if n in self._unloaded]
         if not need:
             return 0
@@ -278,7 +280,8 @@ class ModelRegistry:
     def note_sampled(self, node_id: str, ts: float) -> None:
         """The owner has read ``node_id``'s samples up to ``ts`` (epoch s),
         whether they were filed or left out; saved with the VM's summary so
-        that another owner resumes reading after it."""
+        that another owner resumes reading after it.
+        """
         if node_id in self.nodes and ts > self.sampled_until.get(node_id, -math.inf):
             self.sampled_until[node_id] = ts
             if node_id in self.grids:
@@ -425,7 +428,8 @@ class ModelRegistry:
 
     def drop_models(self) -> None:
         """Forget every fitted model (their feature space is gone); the next
-        round refits from the cells."""
+        round refits from the cells.
+        """
         for node, slot in self.vm_slots.items():
             slot.model = None
             self._dirty(VM, node, 'model')
@@ -455,8 +459,10 @@ class ModelRegistry:
 
     def state_dict(self) -> dict[str, Any]:
         """Everything needed to resume: params, members, cells, models
-        (reads the cells still in the store first)."""
+        (reads the cells still in the store first).
+        """
         self.load_cells(list(self.nodes))
+
         def slots(d: dict[str, _Slot]) -> dict[str, Any]:
             return {k: {'version': s.version, 'imported': s.imported,
                         'model': s.model.to_dict() if s.model else None}
@@ -596,7 +602,8 @@ class ModelRegistry:
         """A registry from its document and its VM and flavour summaries
         (the form :meth:`changes` writes). Its cells stay in the store until
         a refit needs them (``cell_loader``); without a loader it answers
-        capacities and versions but cannot refit."""
+        capacities and versions but cannot refit.
+        """
         body = ser.unwrap(REGISTRY_FORMAT, document)
         reg = cls(body['cluster_id'], ModelParams.from_dict(body['params']),
                   features, cell_loader)

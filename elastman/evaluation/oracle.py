@@ -399,7 +399,8 @@ def best_plan(sim: SimCluster, initial: dict[str, int], name: str, min_size: int
     """Run the trace of ``sim`` on a twin cluster (same trace, seed, start
     and noise key) with each scale-out rule; the plan (per minute, the
     action) with the fewest violation minutes, then VM-hours, and its
-    figures."""
+    figures.
+    """
     best: tuple[tuple[float, float], dict[str, Any], dict[int, Action]] | None = None
     for room in (False, True):
         twin = SimCluster(sim.trace, sim.cfg, sim.flavors, initial, sim.lottery.seed, name)

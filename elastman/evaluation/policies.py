@@ -340,7 +340,8 @@ class Elastman(Policy):
 
     def _planned(self, fc) -> float:
         """The peak the policy plans on (``plan_on``): the forecast's or
-        its upper quantile."""
+        its upper quantile.
+        """
         if self.policy.plan_on == 'quantile' and fc.upper:
             return max(fc.upper)
         return max(fc.values)

@@ -139,7 +139,8 @@ class MonitorManager(manager.Manager):
     def sample_all(self) -> list[dict]:
         """One round over every cluster this monitor holds the lease of:
         every node of them read at once, each cluster stored as soon as its
-        nodes have answered."""
+        nodes have answered.
+        """
         if self.store is None:
             return []
         clusters = self.store.clusters.all()
@@ -207,7 +208,8 @@ class MonitorManager(manager.Manager):
                 access: access_mod.Access | None = None
                 ) -> dict[tuple[str, str], concurrent.futures.Future]:
         """Start reading the nodes of a cluster (those whose previous read
-        has ended)."""
+        has ended).
+        """
         futures = {}
         for node in self._sampled(nodes):
             key = (str(cluster_id), node['node_id'])
@@ -230,7 +232,8 @@ class MonitorManager(manager.Manager):
                deadline: float) -> None:
         """Until every read has answered, given up (it began more than a
         node's budget ago) or the round's deadline has passed. A read still
-        queued behind others has not begun and is waited for."""
+        queued behind others has not begun and is waited for.
+        """
         opts = self.conf.monitor
         budget = self.source.timeout + opts.cql_timeout + 1.0
         pending = dict(futures)

@@ -47,10 +47,10 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.common import loader
-from elastman.predictor import intervals
 from elastman.predictor.forecasters.base import NotEnoughHistory
 from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor import history as history_mod
+from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
 
@@ -261,6 +261,8 @@ class SeriesPredictor:
         # horizon; only the newest is persisted)
         self.past: List[List[Any]] = []
         self._failing: set = set()
+        # full-fit count of each heavy-state forecaster when last saved
+        self._heavy_saved: Dict[str, int] = {}
 
     @property
     def pending(self) -> Dict[str, List[float]]:
@@ -377,16 +379,61 @@ class SeriesPredictor:
         )
 
     def to_dict(self) -> Dict[str, Any]:
+        """The state saved every round: selector, pending forecasts, peak
+        quantiles, and the estimated parameters of the forecasters whose
+        state is small (:meth:`heavy_state` has the others).
+        """
         newest = self.past[0] if self.past else None
+        fitted = {}
+        for name, fc in self.forecasters.items():
+            if not fc.heavy_state:
+                state = fc.state()
+                if state is not None:
+                    fitted[name] = state
         return {
             'selector': self.selector.to_dict(),
             'pending': self.pending,
             'pending_peak': ([] if newest is None or newest[2] is None
                              else [float(v) for v in newest[2]]),
             'quantile': self.quantile.to_dict(),
+            'forecasters': fitted,
+            'ages': {n: fc.age for n, fc in self.forecasters.items()},
         }
 
-    def load(self, data: Mapping[str, Any]) -> None:
+    def heavy_state(self) -> Optional[Dict[str, Any]]:
+        """The states of the heavy-state forecasters when one of them was
+        re-estimated since the last call (``None`` otherwise): a large state
+        is written once per full fit, not every round.
+        """
+        heavy = {n: fc for n, fc in self.forecasters.items()
+                 if fc.heavy_state}
+        if all(self._heavy_saved.get(n) == fc.fits
+               for n, fc in heavy.items()):
+            return None
+        out = {}
+        for name, fc in heavy.items():
+            state = fc.state()
+            if state is not None:
+                out[name] = state
+            self._heavy_saved[name] = fc.fits
+        return out
+
+    def _restore(self, states: Mapping[str, Any],
+                 ages: Mapping[str, Any]) -> None:
+        for name, state in states.items():
+            fc = self.forecasters.get(name)
+            if fc is None:
+                continue
+            try:
+                fc.restore(state, ages.get(name))
+            except ValueError as exc:
+                # that forecaster estimates again on its first update
+                LOG.warning('Ignoring the stored state of %s: %s', name, exc)
+            self._heavy_saved[name] = fc.fits
+
+    def load(self, data: Mapping[str, Any],
+             heavy: Optional[Mapping[str, Any]] = None) -> None:
+        """Take up a :meth:`to_dict` and a :meth:`heavy_state`."""
         sel = WeightedMajority.from_dict(data['selector'])
         # Keep the configured pool; carry over what is known of it.
         for n in self.selector.names:
@@ -402,6 +449,9 @@ class SeriesPredictor:
                      if pending or peak.size else [])
         if data.get('quantile'):
             self.quantile.load(data['quantile'])
+        ages = data.get('ages') or {}
+        self._restore(data.get('forecasters') or {}, ages)
+        self._restore(heavy or {}, ages)
 
 
 def load_forecaster_classes(
@@ -419,8 +469,10 @@ class Ensemble:
 
     A key is e.g. ``(cluster id, metric)``.
 
-    The selector state of a key is :meth:`state` / :meth:`load_state`; the
-    forecasters themselves are rebuilt from the history after a restart.
+    The state of a key is :meth:`state` (saved every round),
+    :meth:`fitted_state` (saved after a full fit of a forecaster with a large
+    state) and :meth:`load_state`: a restarted predictor re-filters with the
+    estimated parameters instead of estimating them again.
     """
 
     def __init__(
@@ -531,15 +583,22 @@ class Ensemble:
             )
 
     def state(self, key: Hashable) -> Dict[str, Any]:
-        """Serialisable selector state of ``key``.
-
-        Weights, smoothed errors and last round's pending forecasts.
+        """Serialisable state of ``key``: weights, smoothed errors, last
+        round's pending forecasts, and the small forecaster states.
         """
         return self.series(key).to_dict()
 
-    def load_state(self, key: Hashable, data: Mapping[str, Any]) -> None:
+    def fitted_state(self, key: Hashable) -> Optional[Dict[str, Any]]:
+        """The large forecaster states of ``key`` when they changed since
+        the last call (see :meth:`SeriesPredictor.heavy_state`), else
+        ``None``.
+        """
+        return self.series(key).heavy_state()
+
+    def load_state(self, key: Hashable, data: Mapping[str, Any],
+                   fitted: Optional[Mapping[str, Any]] = None) -> None:
         try:
-            self.series(key).load(data)
+            self.series(key).load(data, fitted)
         except (KeyError, TypeError, ValueError) as exc:
             LOG.warning(
                 'Ignoring bad stored predictor state of %s: %s', key, exc

@@ -16,7 +16,10 @@ it rebuilds the cluster's workload series from the store (bucketed to the
 period), lets the ensemble score the forecasters on the points that arrived
 since the last round, forecasts the horizon, and stores and publishes the
 forecast with the chosen forecaster and all weights. The selectors' weights
-are stored too, so a restarted predictor keeps what it learnt.
+and the forecasters' estimated parameters are stored too (the large states,
+e.g. Holt-Winters' season, after each of their full fits only), so a
+restarted predictor keeps what it learnt and re-filters instead of
+re-estimating.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ LOG = logging.getLogger(__name__)
 
 METRICS = ('reads_per_s', 'writes_per_s')
 STATE_SCOPE = 'predictor-state'
+FITTED_SCOPE = 'predictor-fitted'
 
 
 class PredictorManager(manager.Manager):
@@ -157,6 +161,13 @@ class PredictorManager(manager.Manager):
                     json.dumps(self.ensemble.state(key)).encode(),
                     params={'last_bucket': end})
                 self.store.models.prune(STATE_SCOPE, '%s/%s' % key, 2)
+                fitted = self.ensemble.fitted_state(key)
+                if fitted is not None:
+                    self.store.models.save(
+                        FITTED_SCOPE, '%s/%s' % key,
+                        json.dumps(fitted).encode(),
+                        params={'last_bucket': end})
+                    self.store.models.prune(FITTED_SCOPE, '%s/%s' % key, 2)
                 self._publish(cluster_id, metric, forecast)
         return forecasts
 
@@ -167,7 +178,16 @@ class PredictorManager(manager.Manager):
             row = self.store.models.get(STATE_SCOPE, '%s/%s' % key)
         except exception.NotFound:
             return
-        self.ensemble.load_state(key, json.loads(row['payload']))
+        fitted = None
+        try:
+            fitted = json.loads(self.store.models.get(
+                FITTED_SCOPE, '%s/%s' % key)['payload'])
+        except exception.NotFound:
+            pass
+        except ValueError as exc:   # the forecasters estimate again
+            LOG.warning('Ignoring the stored fitted state of %s/%s: %s',
+                        key[0], key[1], exc)
+        self.ensemble.load_state(key, json.loads(row['payload']), fitted)
         self._last_bucket[key] = row['params'].get('last_bucket')
         LOG.info('predictor state of %s/%s restored', *key)
 

@@ -66,7 +66,8 @@ class Repository:
 
     def _execute_many(self, cql: str, params: list[tuple]) -> None:
         """Run one statement for many parameter tuples, ``[store]
-        concurrency`` requests in flight at a time; raises the first error."""
+        concurrency`` requests in flight at a time; raises the first error.
+        """
         if params:
             concurrent.execute_concurrent_with_args(
                 self._session, self._statement(cql), params,
@@ -74,7 +75,8 @@ class Repository:
 
     def _fetch_many(self, cql: str, params: list[tuple]) -> list[list[dict]]:
         """The rows of one query per parameter tuple, in their order, with
-        ``[store] concurrency`` queries in flight at a time."""
+        ``[store] concurrency`` queries in flight at a time.
+        """
         stmt = self._statement(cql)
         bound = []
         for p in params:

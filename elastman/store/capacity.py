@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Capacity summaries and cells, in pieces that change one at a time.
 
 ``capacity_summaries`` holds one row per VM and one per flavour of a
@@ -30,7 +41,8 @@ class CapacityRepository(base.Repository):
     def summaries(self, cluster_id: str
                   ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
         """``(vms, flavors)``: each key's summary (fields of SUMMARY_FIELDS,
-        ``model`` a dict or None)."""
+        ``model`` a dict or None).
+        """
         vms: dict[str, dict[str, Any]] = {}
         flavors: dict[str, dict[str, Any]] = {}
         for row in self._iterate(
@@ -45,7 +57,8 @@ class CapacityRepository(base.Repository):
     def save_summaries(self, cluster_id: str, scope: str,
                        rows: Mapping[str, Mapping[str, Any]]) -> None:
         """Write the given fields of each key's summary (fields left out
-        keep their stored values)."""
+        keep their stored values).
+        """
         by_fields: dict[tuple[str, ...], list[tuple]] = {}
         now = timeutils.utcnow()
         for key, row in rows.items():

@@ -65,10 +65,11 @@ class ClusterRepository(base.Repository):
             _decode(row)
         return page
 
-    def all(self):
-        """Every cluster, paged transparently (for the workers)."""
-        for row in self._iterate('SELECT * FROM clusters'):
-            yield _decode(row)
+    def all(self) -> list[dict]:
+        """Every cluster, read page by page (for the workers). A list, not
+        a generator: a worker's round walks it more than once.
+        """
+        return [_decode(row) for row in self._iterate('SELECT * FROM clusters')]
 
     def update(self, cluster_id: uuid.UUID, **fields) -> dict:
         unknown = set(fields) - set(_UPDATABLE)

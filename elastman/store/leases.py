@@ -39,7 +39,8 @@ class LeaseRepository(base.Repository):
 
     def remaining(self, name: str) -> tuple[str | None, int]:
         """The holder and the seconds until the lease expires ((None, 0)
-        when nobody holds it)."""
+        when nobody holds it).
+        """
         row = self._one('SELECT holder, TTL(holder) AS ttl FROM leases '
                         'WHERE name = ?', (name,))
         if row is None or row['holder'] is None:

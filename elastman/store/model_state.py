@@ -92,10 +92,11 @@ def _from_document(store, cluster_id: str, doc: dict[str, Any],
         if doc.get('format') == serialization.STATE_FORMAT:
             return _legacy(store, cluster_id, doc)
         vms, flavors = store.capacity.summaries(cluster_id)
-        loader = None
-        if with_cells:
-            def loader(nodes):
-                return store.capacity.cells(cluster_id, nodes)
+
+        def read_cells(nodes):
+            return store.capacity.cells(cluster_id, nodes)
+
+        loader = read_cells if with_cells else None
         return model_registry.ModelRegistry.from_summaries(doc, vms, flavors,
                                                            loader)
     except (serialization.FormatError, KeyError, ValueError, TypeError) as exc:
@@ -129,7 +130,8 @@ def load_capacity(store, cluster_id: str
                   ) -> model_registry.ModelRegistry | None:
     """What the actuator decides from: the cluster's capacity summaries
     (each VM's and flavour's model and version), without any cell. The
-    registry answers ``capacity()`` and ``versions()``; it cannot refit."""
+    registry answers ``capacity()`` and ``versions()``; it cannot refit.
+    """
     doc = _document(store, cluster_id)
     if doc is None:
         return None
@@ -164,7 +166,8 @@ def find_prior(store, flavor: str, features: list[str],
     """The newest flavour model of ``flavor`` that another cluster learnt
     with a boundary (two classes) on the same features: a new cluster's
     prior. None if no other cluster has one. ``candidates`` (from
-    :func:`prior_candidates`) spares reading every cluster's model again."""
+    :func:`prior_candidates`) spares reading every cluster's model again.
+    """
     if candidates is None:
         candidates = prior_candidates(store, flavor, features, clusters)
     for fitted, cluster_id, doc in candidates:
@@ -177,7 +180,8 @@ def find_prior(store, flavor: str, features: list[str],
 def prior_candidates(store, flavor: str, features: list[str],
                      clusters: list[dict]) -> list[tuple[float, str, dict]]:
     """Every cluster's two-class model of ``flavor`` on ``features``, as
-    ``(fitted at, cluster id, document)``, newest first."""
+    ``(fitted at, cluster id, document)``, newest first.
+    """
     found = []
     for cluster in clusters:
         cluster_id = str(cluster['id'])

@@ -85,7 +85,8 @@ class NodeRepository(base.Repository):
     def list_many(self, cluster_ids: list[uuid.UUID]
                   ) -> dict[uuid.UUID, list[dict]]:
         """:meth:`list` of many clusters, ``[store] concurrency`` queries in
-        flight."""
+        flight.
+        """
         ids = list(cluster_ids)
         found = self._fetch_many('SELECT * FROM nodes WHERE cluster_id = ?',
                                  [(c,) for c in ids])

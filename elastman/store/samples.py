@@ -54,7 +54,8 @@ class SampleRepository(base.Repository):
                   since: dict[str, datetime.datetime | None]
                   ) -> dict[str, list[dict]]:
         """:meth:`for_node` for many nodes at once (``{node: since}``),
-        ``[store] concurrency`` queries in flight."""
+        ``[store] concurrency`` queries in flight.
+        """
         nodes = list(since)
         after = [n for n in nodes if since[n] is not None]
         every = [n for n in nodes if since[n] is None]
@@ -69,7 +70,8 @@ class SampleRepository(base.Repository):
     def newest(self, cluster_id: uuid.UUID, node_ids: list[str],
                limit: int = 1) -> dict[str, list[dict]]:
         """Each node's newest ``limit`` samples, newest first (nodes without
-        any are left out), ``[store] concurrency`` queries in flight."""
+        any are left out), ``[store] concurrency`` queries in flight.
+        """
         nodes = list(node_ids)
         rows = self._fetch_many('SELECT * FROM samples WHERE cluster_id = ? '
                                 'AND node_id = ? LIMIT ?',
@@ -78,7 +80,8 @@ class SampleRepository(base.Repository):
 
     def add_many(self, samples: list[dict]) -> None:
         """:meth:`add` for many samples, ``[store] concurrency`` writes in
-        flight (samples with the same fields share one statement)."""
+        flight (samples with the same fields share one statement).
+        """
         groups: dict[tuple[str, ...], list[tuple]] = {}
         for sample in samples:
             fields = tuple(f for f in SAMPLE_FIELDS

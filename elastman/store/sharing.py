@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Splitting the clusters between the copies of a worker.
 
 Every copy of a worker (monitor, trainer, predictor, actuator) keeps a row in
@@ -191,7 +202,8 @@ class WorkShare:
 
     def _orphans(self, skip: set[str]) -> dict[str, float]:
         """Clusters that hash to this copy whose lease is free or held by a
-        copy that is no longer alive: when each can be taken."""
+        copy that is no longer alive: when each can be taken.
+        """
         members = set(self.members)
         with self._lock:
             candidates = [c for c in self._known

@@ -41,8 +41,8 @@ from elastman.common import manager
 from elastman.common import rpc
 from elastman.common import timestamps
 from elastman.store import actions as actions_store
-from elastman.store import sharing
 from elastman.store import model_state as persistence
+from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
@@ -236,8 +236,8 @@ class TrainerManager(manager.Manager):
                 registry.unregister_node(node_id)
                 state.last_sample.pop(node_id, None)
             for node_id, node in nodes.items():
-                registry.register_node(node_id, node.get('flavor') or
-                                       'default')
+                registry.register_node(node_id,
+                                       node.get('flavor') or 'default')
             self._seed_priors(cluster_id, state)
             since = {n: state.since(n) for n in nodes}
             found = self.store.samples.for_nodes(cluster['id'], since)

@@ -318,13 +318,14 @@ def action_change(action: Mapping[str, Any]) -> str:
 def policy_summary(policy: Mapping[str, Any] | None) -> str:
     if not policy:
         return 'none: elastman does not scale this cluster'
-    text = '%s <= %s ms; %s..%s nodes; every %s s, cool-down %s s' % (
+    lines = ['%s <= %s ms; %s..%s nodes' % (
         policy.get('slo_metric', '?'), num(policy.get('slo_threshold_ms')),
-        policy.get('min_size', '?'), policy.get('max_size', '?'),
-        policy.get('control_period_s', '?'), policy.get('cooldown_s', '?'))
+        policy.get('min_size', '?'), policy.get('max_size', '?')),
+        'every %s s, cool-down %s s' % (policy.get('control_period_s', '?'),
+                                        policy.get('cooldown_s', '?'))]
     if policy.get('dry_run'):
-        text += '; dry run (decides, does not act)'
-    return text
+        lines.append('dry run (decides, does not act)')
+    return '\n'.join(lines)
 
 
 def node_lines(nodes: Iterable[Mapping[str, Any]]) -> list[str]:

@@ -17,7 +17,7 @@ second-order autoregressive, ARIMA(0,1,0) random walk.  Models without
 differencing carry a constant (the mean); differenced models carry a drift.
 """
 
-from typing import Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 from statsmodels.tsa.arima.model import ARIMA
@@ -85,6 +85,22 @@ class ArimaForecaster(Forecaster):
 
     def release(self) -> None:
         self._res = None  # parameters are kept; refresh re-filters
+
+    def _state(self) -> Optional[Dict[str, Any]]:
+        if self._params is None:
+            return None
+        return {'params': [float(v) for v in self._params],
+                'scale': self._scale}
+
+    def _restore(self, fitted: Dict[str, Any]) -> None:
+        params = np.asarray(fitted['params'], dtype=float)
+        scale = float(fitted['scale'])
+        p, _, q = self.order
+        # AR and MA terms, the constant or drift, the innovation variance
+        if params.shape != (p + q + 2,) or not np.all(np.isfinite(params)) \
+                or not np.isfinite(scale) or scale <= 0:
+            raise ValueError('%s: bad parameters' % self.name)
+        self._params, self._scale, self._res = params, scale, None
 
     def _predict(self, steps: int) -> np.ndarray:
         if self._res is None:

@@ -21,6 +21,10 @@ two-week window, so it happens only every ``refit_interval * refit_factor``
 rounds.  In between, the smoothing recursion is carried forward over the new
 points only, from the states where the previous round stopped: O(new points),
 not O(window).
+
+The persisted state is the smoothing parameters with the states where the
+recursion stopped (a season of them), so a restarted predictor carries the
+recursion on over the points that arrived since it was saved.
 """
 
 from typing import Any, Dict, Optional
@@ -28,11 +32,14 @@ from typing import Any, Dict, Optional
 import numpy as np
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
+from elastman.predictor.forecasters import base
 from elastman.predictor.forecasters.base import Forecaster
 from elastman.predictor.forecasters.base import ForecastError
 
 _ALIGN = 8  # values remembered to find the new points in the next window
 _MAX_NEW = 64  # more new points than this: re-filter the whole window
+_PARAMS = ('smoothing_level', 'smoothing_trend', 'smoothing_seasonal',
+           'damping_trend')
 
 
 class HoltWintersForecaster(Forecaster):
@@ -42,6 +49,7 @@ class HoltWintersForecaster(Forecaster):
     min_history = 10
     #: Full fits are this many times rarer than for the other forecasters.
     refit_factor = 6
+    heavy_state = True
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -51,6 +59,7 @@ class HoltWintersForecaster(Forecaster):
         self._season: Optional[int] = None
         self._params: Dict[str, Optional[float]] = {}
         self._last = np.empty(0)
+        self._level = self._trend = self._seasons = None
 
     @property
     def name(self) -> str:
@@ -115,11 +124,7 @@ class HoltWintersForecaster(Forecaster):
         # series.
         init = 'heuristic' if self._season else 'estimated'
         res = self._model(y, init).fit(use_brute=False)
-        self._params = {
-            k: res.params.get(k)
-            for k in ('smoothing_level', 'smoothing_trend',
-                      'smoothing_seasonal', 'damping_trend')
-        }
+        self._params = {k: res.params.get(k) for k in _PARAMS}
         self._keep(res, y)
         # Continue over the last two points from the saved states: the
         # same forecast, but the kept results no longer hold the whole
@@ -155,7 +160,7 @@ class HoltWintersForecaster(Forecaster):
         if not self._params or self._pick_season(y.size) != self._season:
             self._fit(y)
             return
-        k = self._new_points(y)
+        k = self._new_points(y) if self._level is not None else None
         if k is None:
             # History rewritten (e.g. a gap filled in): re-filter all of it.
             self._keep(self._fixed(self._model(y, 'heuristic')), y)
@@ -165,6 +170,41 @@ class HoltWintersForecaster(Forecaster):
 
     def release(self) -> None:
         self._res = None  # states and parameters are kept
+
+    def _state(self) -> Optional[Dict[str, Any]]:
+        if not self._params or self._level is None:
+            return None
+        return {
+            'params': {k: (None if v is None else float(v))
+                       for k, v in self._params.items()},
+            'season': self._season,
+            'level': base.pack(self._level),
+            'trend': base.pack(self._trend),
+            'seasons': (base.pack(self._seasons) if self._season
+                        else None),
+            'last': base.pack(self._last),
+        }
+
+    def _restore(self, fitted: Dict[str, Any]) -> None:
+        params = {k: fitted['params'].get(k) for k in _PARAMS}
+        params = {k: None if v is None else float(v)
+                  for k, v in params.items()}
+        season = fitted['season']
+        season = None if season is None else int(season)
+        level = base.unpack(fitted['level'])
+        trend = base.unpack(fitted['trend'])
+        seasons = (base.unpack(fitted['seasons']) if season else None)
+        last = base.unpack(fitted['last'])
+        arrays = [level, trend, last] + ([seasons] if season else [])
+        if (any(params[k] is None for k in _PARAMS if k != 'smoothing_seasonal')
+                or (season and params['smoothing_seasonal'] is None)
+                or level.size != 3 or trend.size != 3
+                or (season and seasons.size != season + 2)
+                or not all(np.all(np.isfinite(a)) for a in arrays)):
+            raise ValueError('holt_winters: bad state')
+        self._params, self._season = params, season
+        self._level, self._trend, self._seasons = level, trend, seasons
+        self._last, self._res = last, None
 
     def _predict(self, steps: int) -> np.ndarray:
         if self._res is None:

@@ -169,7 +169,9 @@ def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
 
 
 def test_failed_join_rolls_back(conf, store, cloud):
-    """A node that never joins is deleted and the action fails with why."""
+    """A node that never joins is deleted, the action fails with why and the
+    cluster it was to create is in ERROR.
+    """
     conf.set_override('join_timeout', 1, 'actuator')
     try:
         cluster = store.clusters.create(
@@ -182,9 +184,10 @@ def test_failed_join_rolls_back(conf, store, cloud):
         assert 'did not join within 1s' in done['reason']
         assert cloud.list(str(cluster['id'])) == []
         assert store.nodes.list(cluster['id']) == []
-        # a cluster whose creation failed has no node: ERROR, with why
-        row = store.clusters.get(cluster['id'])
-        assert row['state'] == 'ERROR'
-        assert 'did not join within 1s' in row['status_reason']
+        # a cluster whose create failed has no node: it never came to be,
+        # and says why
+        failed = store.clusters.get(cluster['id'])
+        assert failed['state'] == 'ERROR'
+        assert 'did not join within 1s' in failed['status_reason']
     finally:
         conf.set_override('join_timeout', 300, 'actuator')

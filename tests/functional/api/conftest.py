@@ -62,17 +62,17 @@ def noauth_api(conf, store):
 
 
 @pytest.fixture
-def wsgi_api(conf, config_file, tmp_path, store):
+def wsgi_api(config_file, tmp_path, store, keyspace_conf):
     """gunicorn serving elastman.wsgi.api:application (two worker
     processes, noauth) on the test store's keyspace, its schema synced
-    (the store fixture), with the credentials keys set in ``conf`` now.
+    (the store fixture), with the test's credential keys if it set any.
     """
-    extra = {}
-    if conf.credentials.encryption_keys:
-        extra['credentials'] = {'encryption_keys': ','.join(
-            conf.credentials.encryption_keys)}
-    path = config_file(api={'auth_strategy': 'noauth'},
-                       DEFAULT={'transport_url': 'fake://'}, **extra)
+    groups = {'api': {'auth_strategy': 'noauth'},
+              'DEFAULT': {'transport_url': 'fake://'}}
+    keys = keyspace_conf.credentials.encryption_keys
+    if keys:
+        groups['credentials'] = {'encryption_keys': ','.join(keys)}
+    path = config_file(**groups)
     port = services.free_port()
     log = open(tmp_path / 'gunicorn.log', 'w')
     proc = subprocess.Popen(

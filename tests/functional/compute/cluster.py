@@ -58,13 +58,21 @@ class LocalCluster:
         self._saved = {(name, None): conf[name] for name in ('state_path',)}
         self._saved.update({(name, 'local_cloud'): conf.local_cloud[name]
                             for name in _CLOUD_OPTIONS})
-        conf.set_override('state_path', self.state_path)
-        conf.set_override('flavor', flavors or FLAVORS, 'local_cloud')
-        conf.set_override('network', network, 'local_cloud')
-        conf.set_override('jmx_port_base', jmx_base, 'local_cloud')
-        conf.set_override('cgroup_parent', self.cgroup_parent, 'local_cloud')
+        self._mine = {('state_path', None): self.state_path,
+                      ('flavor', 'local_cloud'): flavors or FLAVORS,
+                      ('network', 'local_cloud'): network,
+                      ('jmx_port_base', 'local_cloud'): jmx_base,
+                      ('cgroup_parent', 'local_cloud'): self.cgroup_parent}
+        self.reapply()
         self.driver = local.LocalDriver(conf)
         self.servers: list[base.Server] = []
+
+    def reapply(self) -> None:
+        """Set this cluster's local-cloud options again: its driver reads
+        them live, and another test's fixture may have cleared them.
+        """
+        for (name, group), value in self._mine.items():
+            self.conf.set_override(name, value, group)
 
     @property
     def metadata(self) -> dict[str, str]:
@@ -125,6 +133,7 @@ class LocalCluster:
         return found
 
     def destroy(self) -> None:
+        self.reapply()
         for server in self.driver.list():
             self.driver.delete(server.id)
         for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
@@ -156,6 +165,7 @@ def acquire(conf, config) -> LocalCluster:
                 raise
             _shared = cluster
             config.add_cleanup(_destroy)
+        _shared.reapply()
         return _shared
 
 

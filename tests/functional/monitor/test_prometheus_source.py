@@ -36,8 +36,8 @@ import uuid
 import pytest
 import requests
 
-from elastman.cassandra import node as cassandra_node
 from elastman.cassandra import histogram
+from elastman.cassandra import node as cassandra_node
 from elastman.monitor import readings
 from elastman.monitor import sampler
 from elastman.monitor.sources import jmx as jmx_source

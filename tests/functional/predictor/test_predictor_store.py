@@ -11,6 +11,7 @@
 #    under the License.
 """The predictor worker against the real store."""
 import datetime
+import json
 
 import numpy as np
 
@@ -56,6 +57,17 @@ def test_forecasts_stored_with_weights_and_resumed(conf, store):
         weights = later['reads_per_s'].weights
         assert set(weights) == set(first.ensemble.names)
         assert later['reads_per_s'].chosen in weights
+        # ... and takes up the estimates: only the tree (not persisted) and
+        # forecasters whose refit fell due were estimated again
+        key = (str(cluster['id']), 'reads_per_s')
+        restored = {n: fc for n, fc in
+                    second.ensemble.series(key).forecasters.items()}
+        assert restored['holt_winters'].fits == 0
+        assert restored['arima_110'].fits == 0
+        assert restored['regression_tree'].fits == 1
+        fitted = store.models.get(predictor_manager.FITTED_SCOPE,
+                                  '%s/%s' % key)
+        assert 'holt_winters' in json.loads(fitted['payload'])
         # nothing new: nothing forecast again
         assert second.predict_cluster(cluster, now=now + 300) == {}
     finally:

@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """Trainer state in pieces on the real store: a round writes the cells its
 samples changed, the actuator decides from the capacity summaries without
 reading a cell, and a trainer that takes over reads a VM's cells only when
@@ -18,7 +29,8 @@ NODES = ['n%02d' % i for i in range(20)]
 
 class Spy:
     """Counts what a store session sends: statements by table, and the
-    bytes of the values bound to writes of each table."""
+    bytes of the values bound to writes of each table.
+    """
 
     def __init__(self, session):
         self.session = session

@@ -17,6 +17,7 @@ import datetime
 from elastman.actuator import controller as controller_mod
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import policy as policy_mod
+from elastman.store import hosts as hosts_repo
 from elastman.store import model_state as persistence
 from tests.unit.actuator import test_controller_seen as seen
 
@@ -46,6 +47,10 @@ class HostsStore(seen.FakeStore):
 
     def list(self, cluster_id, limit=None):
         return [dict(n) for n in self.NODES] if limit is None else []
+
+    # the repository's own reading of the reports below
+    latest_vms = hosts_repo.HostRepository.latest_vms
+    interference = hosts_repo.HostRepository.interference
 
     def reports(self, host, limit=100, marker=None):
         self.asked.append(host)

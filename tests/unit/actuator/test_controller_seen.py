@@ -63,6 +63,13 @@ class FakeSamples:
                 for n in node_ids}
 
 
+class NoHostReports:
+    """``hosts`` of a cloud whose compute hosts run no agent."""
+
+    def interference(self, nodes, now, max_age):
+        return {}
+
+
 class FakeStore(fakes.FakeStateStore):
     def __init__(self):
         super().__init__()
@@ -70,6 +77,7 @@ class FakeStore(fakes.FakeStateStore):
         self.actions = self
         self.samples = FakeSamples()
         self.forecasts = self
+        self.hosts = NoHostReports()
 
     def list(self, cluster_id, limit=None):
         if limit is None:             # nodes.list

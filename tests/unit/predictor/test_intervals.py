@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """The upper bound of the forecast peak: coverage, shape, state."""
 import json
 
@@ -65,8 +76,8 @@ def test_ensemble_forecasts_carry_a_calibrated_bound():
         f = e.predict('k', y[:t])
         assert len(f.upper) == 6 and f.level == 0.9
         assert np.all(np.diff(f.upper) >= 0)
-        assert np.all(np.asarray(f.upper) >=
-                      np.maximum.accumulate(f.values) - 1e-9)
+        assert np.all(np.asarray(f.upper)
+                      >= np.maximum.accumulate(f.values) - 1e-9)
         if t >= 200:
             hits.append(max(y[t:t + 6]) <= f.upper[-1])
     assert np.mean(hits) == pytest.approx(0.9, abs=0.05)

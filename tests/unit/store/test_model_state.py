@@ -1,3 +1,14 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
 """model_state: a registry saved in pieces, read back by the actuator (no
 cells) and by a trainer (cells on refit); the layout before summaries is
 read and rewritten."""
@@ -5,7 +16,7 @@ import pytest
 
 from elastman.capacity import serialization as ser
 from elastman.store import model_state
-from tests.unit.capacity import test_incremental as inc
+from tests.unit.capacity import test_registry_incremental as inc
 from tests.unit.store import fakes
 
 

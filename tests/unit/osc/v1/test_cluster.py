@@ -61,8 +61,8 @@ def test_show_says_what_it_is_doing_and_why():
         '2026-11-24 10:15:00 scale_out: scale out by 1')
     assert rows['health'][0] == 'nodes: 3 ACTIVE'
     assert rows['health'][1].startswith('control loop: last decision')
-    assert rows['policy'] == ['read_p99_ms <= 35 ms; 3..4 nodes; every 60 s, '
-                              'cool-down 120 s']
+    assert rows['policy'] == ['read_p99_ms <= 35 ms; 3..4 nodes',
+                              'every 60 s, cool-down 120 s']
     assert max(len(line) for line in out.splitlines()) <= 120
 
 
