@@ -66,12 +66,13 @@ def _alive(pid: int) -> bool:
 class Process:
     """A child elastman process; its output goes to a file."""
 
-    def __init__(self, name: str, log_dir: pathlib.Path, *argv: str) -> None:
+    def __init__(self, name: str, log_dir: pathlib.Path, argv: list[str],
+                 env: dict | None = None) -> None:
         self.name = name
         self.log = log_dir / ('%s.log' % name)
         self.popen = subprocess.Popen(
-            [sys.executable, '-m', *argv], stdout=open(self.log, 'wb'),
-            stderr=subprocess.STDOUT, start_new_session=True)
+            argv, stdout=open(self.log, 'wb'), stderr=subprocess.STDOUT,
+            start_new_session=True, env=env)
 
     def output(self) -> str:
         return self.log.read_text(errors='replace')
@@ -329,10 +330,19 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
                              capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stdout + out.stderr
         keystone.register_endpoint(api_url)
-        for name, module in (('api', 'elastman.cmd.api'),
-                             ('actuator', 'elastman.cmd.actuator')):
-            processes[name] = Process(name, base, module, '--config-file',
-                                      conf_file)
+        # the API as operators serve it: gunicorn and the WSGI module
+        processes['api'] = Process(
+            'api', base,
+            [os.path.join(os.path.dirname(sys.executable), 'gunicorn'),
+             '--bind', '127.0.0.1:%d' % api_port, '--workers', '1',
+             '--threads', '4', '--timeout', '300', '--no-control-socket',
+             'elastman.wsgi.api:application'],
+            env=dict(os.environ,
+                     OS_ELASTMAN_CONFIG_DIR=os.path.dirname(conf_file),
+                     OS_ELASTMAN_CONFIG_FILES=os.path.basename(conf_file)))
+        processes['actuator'] = Process(
+            'actuator', base, [sys.executable, '-m', 'elastman.cmd.actuator',
+                               '--config-file', conf_file])
         services.wait_for(lambda: services.port_open('127.0.0.1', api_port),
                           timeout=120, interval=0.5)
         conf.set_override('contact_points', [store_node.spec.address],
