@@ -149,7 +149,7 @@ class ClusterController(base.Controller):
                 self._lifecycle(ctx).drop_trust(cluster_id, trust_id)
             raise
         LOG.info('cluster %s (%s) %s for project %s', row['id'], row['name'],
-                 spec['mode'], ctx.project_id)
+                 row['spec']['mode'], ctx.project_id)
         nodes = self.store.nodes.list(row['id'])
         return 201, {'cluster': views.cluster(row, nodes, detail=True)}
 
