@@ -38,8 +38,11 @@ import yaml
 from elastman.cassandra import nodetool
 from tests.functional import keystone as ks
 from tests.functional import services
+from tests.functional.tenant.conftest import ENABLED
 from tests.functional.tenant.conftest import FLAVOR
 from tests.functional.tenant.conftest import USER_DATA
+
+pytestmark = ENABLED
 
 HEAT_PASSWORD = 'heat-secret'
 DOMAIN_ADMIN_PASSWORD = 'heat-domain-secret'

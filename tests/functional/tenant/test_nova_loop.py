@@ -36,9 +36,12 @@ import pytest
 
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.compute import base as compute
+from tests.functional.tenant.conftest import ENABLED
 from tests.functional.tenant.conftest import FLAVOR
 from tests.functional.tenant.conftest import HOSTS
 from tests.functional.tenant.conftest import LAB_IMAGE
+
+pytestmark = ENABLED
 
 ROWS = 200
 POLICY = {'dry_run': True, 'min_size': 1, 'max_size': 6}
