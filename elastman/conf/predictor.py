@@ -47,12 +47,30 @@ predictor_opts = [
     ),
     cfg.StrOpt(
         'selection',
-        default='majority',
-        choices=['majority', 'average'],
-        help='How the ensemble answers: "majority" returns the forecast '
-        'of the forecaster with the highest weight (weighted '
-        'majority); "average" returns the weight-averaged forecast '
-        'of all forecasters.',
+        default='hedge',
+        choices=['majority', 'average', 'mean', 'median', 'select', 'hedge'],
+        help='How the ensemble combines its forecasters: "majority" returns '
+        'the forecast of the forecaster with the highest weight '
+        '(OnlineElastMan\'s weighted majority), "average" the '
+        'weight-averaged forecast; "mean" and "median" those of all '
+        'forecasters; "select" follows, per lead, the forecaster or '
+        'combination with the lowest recent error; "hedge" weights them by '
+        'exp(-eta x recent error).',
+    ),
+    cfg.FloatOpt(
+        'discount',
+        default=0.8,
+        min=0.01,
+        max=1.0,
+        help='"select" and "hedge": factor applied to the recent errors '
+        'at each new point (a memory of about 1 / (1 - discount) points).',
+    ),
+    cfg.FloatOpt(
+        'eta',
+        default=20.0,
+        min=0.0,
+        help='"hedge": learning rate, per unit of discounted relative '
+        'error.',
     ),
     cfg.FloatOpt(
         'tolerance',

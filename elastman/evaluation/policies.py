@@ -344,7 +344,7 @@ class Elastman(Policy):
         """
         if self.policy.plan_on == 'quantile' and fc.upper:
             return max(fc.upper)
-        return max(fc.values)
+        return max(fc.peak or fc.values)
 
     def _forecast(self, sim: SimCluster, horizon: int) -> tuple[dict[str, float], str]:
         reads, writes = sim.period_reads, sim.period_writes

@@ -9,24 +9,19 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Weighted-majority selection over the forecasters, per cluster and metric.
+"""The forecasters of each series and their online combination.
 
 Each series (one cluster, one metric) owns one instance of every enabled
-forecaster and a :class:`WeightedMajority` selector.  A round:
+forecaster and a :class:`Combiner`.  A round:
 
-1. the forecasts made in earlier rounds for the value just observed are
-   compared with it: last round's one-step forecast, the two-step forecast
-   of the round before, and so on over the horizon (a controller acts on the
-   whole horizon, so a forecaster whose long roll-outs drift is a miss even
-   when its next step is right); every forecaster whose mean relative error
-   exceeded the tolerance, and the best error of the round by more than the
-   tolerance, has its weight multiplied by the penalty ``m`` (0 <= m < 1);
-   weights are renormalised so the largest is 1, and kept above a floor so a
-   long-penalised forecaster can win again when the workload changes shape;
+1. the points that arrived since the last round mature the forecasts made
+   for them in earlier rounds (:mod:`elastman.predictor.paths`); the
+   combination learns from them at every lead, and so does the upper bound
+   of the peak (:mod:`elastman.predictor.intervals`);
 2. every forecaster updates on the history window and forecasts ``horizon``
    steps; one that fails is skipped for this round and logged;
-3. ``majority`` mode returns the forecast of the heaviest forecaster (ties go
-   to the lowest recent error), ``average`` mode the weight-averaged forecast.
+3. the combination (:mod:`elastman.predictor.combinations`) answers with a
+   point path and a peak path, and the bound is put on the peak.
 """
 
 import dataclasses
@@ -36,7 +31,6 @@ from typing import (
     Any,
     Dict,
     Hashable,
-    Iterable,
     List,
     Mapping,
     Optional,
@@ -47,167 +41,22 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.common import loader
+from elastman.predictor import combinations
+from elastman.predictor.combinations import WeightedMajority  # noqa: F401
 from elastman.predictor.forecasters.base import NotEnoughHistory
 from elastman.predictor.forecasters import NAMESPACE
 from elastman.predictor import history as history_mod
 from elastman.predictor import intervals
+from elastman.predictor import paths as paths_mod
 
 LOG = logging.getLogger(__name__)
 
-MODES = ('majority', 'average')
+#: The combination rules ``[predictor]selection`` may name.
+MODES = tuple(combinations.COMBINATIONS)
+#: The default rule: the one that measured best (doc/source/prediction.rst).
+DEFAULT_MODE = 'hedge'
 #: Name reported when no forecaster could run and the last value is repeated.
 FALLBACK = 'last_value'
-
-
-class WeightedMajority:
-    """Weights of a pool of forecasters for one series (Littlestone & Warmuth).
-
-    :param names: forecaster names, in tie-break order.
-    :param tolerance: relative error above which a forecast is a miss.
-    :param penalty: factor ``m`` (0 <= m < 1) applied to a missing forecaster.
-    :param floor: smallest weight relative to the heaviest one.
-    :param smoothing: factor of the exponential average of relative errors
-        (the tie-break).
-    """
-
-    def __init__(
-        self,
-        names: Sequence[str],
-        tolerance: float = 0.05,
-        penalty: float = 0.3,
-        floor: float = 0.05,
-        smoothing: float = 0.1,
-    ) -> None:
-        if not 0.0 <= penalty < 1.0:
-            raise ValueError('penalty must be in [0, 1)')
-        if tolerance < 0:
-            raise ValueError('tolerance must be >= 0')
-        self.names = list(names)
-        self.tolerance = float(tolerance)
-        self.penalty = float(penalty)
-        self.floor = float(min(max(floor, 0.0), 1.0))
-        self.smoothing = float(smoothing)
-        self.weights: Dict[str, float] = {n: 1.0 for n in self.names}
-        self.errors: Dict[str, Optional[float]] = {n: None for n in self.names}
-        self.rounds = 0
-
-    @staticmethod
-    def relative_error(predicted: float, actual: float) -> float:
-        return abs(predicted - actual) / max(abs(actual), 1e-9)
-
-    def penalise(
-        self, actual: float, predictions: Mapping[str, float]
-    ) -> List[str]:
-        """Score last round's one-step ``predictions``; return who missed."""
-        return self.penalise_errors({
-            name: self.relative_error(float(pred), float(actual))
-            for name, pred in predictions.items()
-        })
-
-    def penalise_errors(self, errors: Mapping[str, float]) -> List[str]:
-        """Score the forecasters by their relative ``errors``; return who
-        missed.
-        """
-        missed = []
-        known = [e for n, e in errors.items() if n in self.weights]
-        # The paper's rule is "worse than the tolerance"; when every
-        # forecaster is (after a step in the workload, all of them are for a
-        # while) that rule penalises all alike and the ranking freezes. So a
-        # forecaster within the tolerance of this round's best never misses.
-        threshold = max(self.tolerance,
-                        (1.0 + self.tolerance) * min(known, default=0.0))
-        for name, err in errors.items():
-            if name not in self.weights:
-                continue
-            old = self.errors.get(name)
-            self.errors[name] = (
-                err
-                if old is None
-                else ((1 - self.smoothing) * old + self.smoothing * err)
-            )
-            if err > threshold:
-                self.weights[name] *= self.penalty
-                missed.append(name)
-        self._renormalise()
-        self.rounds += 1
-        return missed
-
-    def _renormalise(self) -> None:
-        top = max(self.weights.values(), default=0.0)
-        if top <= 0.0:  # all zero (m == 0, e.g. a stored state): start again
-            self.weights = {n: 1.0 for n in self.weights}
-            return
-        for n, w in self.weights.items():
-            self.weights[n] = max(w / top, self.floor)
-
-    def ranking(self, available: Iterable[str]) -> List[str]:
-        """``available`` names, best first.
-
-        Heaviest first, then lowest recent error, then configured order.
-        """
-        order = {n: i for i, n in enumerate(self.names)}
-
-        def key(n: str) -> tuple:
-            w = self.weights.get(n, self.floor)
-            err = self.errors.get(n)
-            return (
-                -round(w, 12),
-                float('inf') if err is None else err,
-                order.get(n, len(order)),
-            )
-
-        return sorted(available, key=key)
-
-    def choose(self, available: Iterable[str]) -> Optional[str]:
-        ranked = self.ranking(available)
-        return ranked[0] if ranked else None
-
-    def average(self, predictions: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Weight-averaged forecast of the given forecasters."""
-        names = list(predictions)
-        w = np.array([self.weights.get(n, self.floor) for n in names])
-        stack = np.vstack(
-            [np.asarray(predictions[n], dtype=float) for n in names]
-        )
-        return (w[:, None] * stack).sum(axis=0) / w.sum()
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            'names': list(self.names),
-            'tolerance': self.tolerance,
-            'penalty': self.penalty,
-            'floor': self.floor,
-            'smoothing': self.smoothing,
-            'rounds': self.rounds,
-            'weights': dict(self.weights),
-            'errors': dict(self.errors),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> 'WeightedMajority':
-        self = cls(
-            data['names'],
-            data.get('tolerance', 0.05),
-            data.get('penalty', 0.3),
-            data.get('floor', 0.05),
-            data.get('smoothing', 0.1),
-        )
-        self.weights.update(
-            {
-                k: float(v)
-                for k, v in data.get('weights', {}).items()
-                if k in self.weights
-            }
-        )
-        self.errors.update(
-            {
-                k: (None if v is None else float(v))
-                for k, v in data.get('errors', {}).items()
-                if k in self.errors
-            }
-        )
-        self.rounds = int(data.get('rounds', 0))
-        return self
 
 
 @dataclasses.dataclass
@@ -225,6 +74,9 @@ class Forecast:
     #: next ``k + 1`` steps (:mod:`elastman.predictor.intervals`).
     upper: List[float] = dataclasses.field(default_factory=list)
     level: Optional[float] = None
+    #: ``peak[k]``: the forecast of the highest value among the next
+    #: ``k + 1`` steps (what the actuator plans on).
+    peak: List[float] = dataclasses.field(default_factory=list)
 
     @property
     def value(self) -> Optional[float]:
@@ -235,84 +87,92 @@ class Forecast:
         return dataclasses.asdict(self)
 
 
-# A forecast off by more than this (relative) is a miss, however far off:
-# after a step every path made before it is off by up to 10x, and uncapped
-# those errors outweigh the new paths for a horizon's worth of rounds.
-MAX_PATH_ERROR = 1.0
+class Combiner:
+    """A combination with the paths it learns from and its peak bound.
+
+    :param names: the forecasters, in a fixed order.
+    """
+
+    def __init__(self, names: Sequence[str],
+                 combination: combinations.Combination,
+                 quantile: Optional[intervals.PeakQuantile] = None) -> None:
+        self.names = list(names)
+        self.combination = combination
+        self.quantile = quantile or intervals.PeakQuantile()
+        self.book = paths_mod.PathBook(self.names)
+
+    def observe(self, new_points: Sequence[float]) -> List[str]:
+        """Learn from the forecasts the new points matured; return who
+        missed (rules with such a notion), over all the new points.
+        """
+        missed: List[str] = []
+        for matured in self.book.advance(new_points):
+            for m in matured:
+                if m.own_peak is not None:
+                    self.quantile.learn(m.lead, m.own_peak, m.actual_peak)
+            for name in self.combination.learn(matured):
+                if name not in missed:
+                    missed.append(name)
+        return missed
+
+    def answer(self, predictions: Mapping[str, np.ndarray], horizon: int,
+               last: Optional[float]) -> tuple:
+        """(combined, upper) for this round's forecaster ``predictions``;
+        the last value repeated when no forecaster answered.
+        """
+        if predictions:
+            mat = np.full((len(self.names), horizon), np.nan)
+            for i, n in enumerate(self.names):
+                if n in predictions:
+                    mat[i] = np.asarray(predictions[n], dtype=float)[:horizon]
+            combined = self.combination.combine(mat)
+        elif last is not None:
+            flat = np.full(horizon, float(last))
+            combined = combinations.Combined(flat, flat.copy(), FALLBACK, {})
+        else:
+            empty = np.empty(0)
+            return combinations.Combined(empty, empty, None, {}), empty
+        upper = self.quantile.upper(combined.peak)
+        self.book.add(predictions, combined.peak)
+        return combined, upper
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {'rule': self.combination.name,
+                'combination': self.combination.to_dict(),
+                'pending': self.book.pending(),
+                'quantile': self.quantile.to_dict()}
+
+    def load(self, data: Mapping[str, Any]) -> None:
+        if data.get('rule') == self.combination.name:
+            self.combination.load(data.get('combination') or {})
+        self.book.load_pending(data.get('pending') or {})
+        if data.get('quantile'):
+            self.quantile.load(data['quantile'])
 
 
 class SeriesPredictor:
-    """Forecaster instances, selector and pending forecasts of one series."""
+    """Forecaster instances and the combiner of one series."""
 
     def __init__(
         self,
         classes: Mapping[str, type],
-        selector: WeightedMajority,
+        combiner: Combiner,
         forecaster_kwargs: Optional[Mapping[str, Any]] = None,
-        quantile: Optional[intervals.PeakQuantile] = None,
     ) -> None:
         kwargs = dict(forecaster_kwargs or {})
-        self.selector = selector
-        self.quantile = quantile or intervals.PeakQuantile()
+        self.combiner = combiner
         self.forecasters = {n: cls(**kwargs) for n, cls in classes.items()}
-        # forecast paths of earlier rounds, newest first: [steps since
-        # made, {forecaster: path}, running peak of the answer, highest
-        # value seen since] (float32: a few KB per series at the default
-        # horizon; only the newest is persisted)
-        self.past: List[List[Any]] = []
         self._failing: set = set()
         # full-fit count of each heavy-state forecaster when last saved
         self._heavy_saved: Dict[str, int] = {}
 
     @property
-    def pending(self) -> Dict[str, List[float]]:
-        """Last round's forecasts."""
-        if not self.past:
-            return {}
-        return {n: [float(v) for v in p] for n, p in self.past[0][1].items()}
+    def combination(self) -> combinations.Combination:
+        return self.combiner.combination
 
-    def _score_peaks(self, history: np.ndarray, advanced: int) -> None:
-        """Teach the quantile the peaks that matured with the new points."""
-        new = history[-advanced:] if advanced <= history.size else history
-        for entry in self.past:
-            peak = entry[2]
-            if peak is None:
-                continue
-            age = entry[0]
-            for v in new:
-                age += 1
-                entry[3] = max(entry[3], float(v))
-                if age <= len(peak):
-                    self.quantile.learn(age - 1, float(peak[age - 1]),
-                                        entry[3])
-
-    def _score(self, history: np.ndarray, advanced: int) -> List[str]:
-        if advanced < 1 or not self.past or history.size == 0:
-            return []
-        self._score_peaks(history, advanced)
-        actual = float(history[-1])
-        errors: Dict[str, List[float]] = {}
-        ages: Dict[str, List[int]] = {}
-        for entry in self.past:
-            entry[0] += advanced
-            age, paths = entry[0], entry[1]
-            for name, path in paths.items():
-                if len(path) >= age:
-                    err = self.selector.relative_error(float(path[age - 1]),
-                                                       actual)
-                    errors.setdefault(name, []).append(min(err, MAX_PATH_ERROR))
-                    ages.setdefault(name, []).append(age)
-        self.past = [e for e in self.past
-                     if any(len(p) > e[0] for p in e[1].values())
-                     or (e[2] is not None and len(e[2]) > e[0])]
-        if not errors:
-            return []
-        # a path made k rounds ago weighs 1/k: the one-step forecast counts
-        # most, and after a change in the workload the paths made since
-        # outweigh the older ones within a few rounds
-        return self.selector.penalise_errors(
-            {n: float(np.average(e, weights=1.0 / np.asarray(ages[n])))
-             for n, e in errors.items()})
+    @property
+    def quantile(self) -> intervals.PeakQuantile:
+        return self.combiner.quantile
 
     def _run(
         self, name: str, fc: Any, history: np.ndarray, horizon: int
@@ -323,16 +183,9 @@ class SeriesPredictor:
         finally:
             fc.release()
 
-    def step(
-        self,
-        history: Sequence[Optional[float]],
-        horizon: int = 1,
-        mode: str = 'majority',
-        advanced: int = 1,
-    ) -> Forecast:
-        """Score last round, update every forecaster, forecast this round."""
-        y = history_mod.clean(history)
-        missed = self._score(y, advanced)
+    def forecast_all(self, y: np.ndarray, horizon: int
+                     ) -> tuple[Dict[str, np.ndarray], Dict[str, str]]:
+        """Every forecaster's path (those that answered) and the failures."""
         preds: Dict[str, np.ndarray] = {}
         failed: Dict[str, str] = {}
         for name, fc in self.forecasters.items():
@@ -348,57 +201,49 @@ class SeriesPredictor:
                 log = LOG.debug if name in self._failing else LOG.warning
                 log('Forecaster %s skipped this round: %s', name, failed[name])
                 self._failing.add(name)
-        if preds:
-            if mode == 'average':
-                values, chosen = self.selector.average(
-                    preds
-                ), self.selector.choose(preds)
-            else:
-                chosen = self.selector.choose(preds)
-                values = preds[chosen]
-        elif y.size:
-            values, chosen = np.full(horizon, float(y[-1])), FALLBACK
-        else:
-            values, chosen = np.empty(0), None
-        values = np.asarray(values, dtype=float)
-        peak = np.maximum.accumulate(values) if values.size else None
-        self.past.insert(0, [0, {n: np.asarray(p, dtype=np.float32)
-                                 for n, p in preds.items()},
-                             None if peak is None else
-                             peak.astype(np.float32), -np.inf])
+        return preds, failed
+
+    def step(
+        self,
+        history: Sequence[Optional[float]],
+        horizon: int = 1,
+        advanced: int = 1,
+    ) -> Forecast:
+        """Learn from the new points, update every forecaster, forecast."""
+        y = history_mod.clean(history)
+        new = y[max(0, y.size - advanced):] if advanced > 0 else y[:0]
+        missed = self.combiner.observe(new)
+        preds, failed = self.forecast_all(y, horizon)
+        combined, upper = self.combiner.answer(
+            preds, horizon, float(y[-1]) if y.size else None)
         return Forecast(
-            values=[float(v) for v in values],
-            chosen=chosen,
-            mode=mode,
-            weights=dict(self.selector.weights),
+            values=[float(v) for v in combined.values],
+            chosen=combined.chosen,
+            mode=self.combination.name,
+            weights=dict(combined.weights),
             predictions={n: [float(v) for v in p] for n, p in preds.items()},
             failed=failed,
             missed=missed,
-            upper=[float(v) for v in self.quantile.upper(values)],
+            upper=[float(v) for v in upper],
             level=self.quantile.level,
+            peak=[float(v) for v in combined.peak],
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """The state saved every round: selector, pending forecasts, peak
-        quantiles, and the estimated parameters of the forecasters whose
-        state is small (:meth:`heavy_state` has the others).
+        """The state saved every round: the combination's, and the
+        estimated parameters of the forecasters whose state is small
+        (:meth:`heavy_state` has the others).
         """
-        newest = self.past[0] if self.past else None
+        data = dict(self.combiner.to_dict())
         fitted = {}
         for name, fc in self.forecasters.items():
             if not fc.heavy_state:
                 state = fc.state()
                 if state is not None:
                     fitted[name] = state
-        return {
-            'selector': self.selector.to_dict(),
-            'pending': self.pending,
-            'pending_peak': ([] if newest is None or newest[2] is None
-                             else [float(v) for v in newest[2]]),
-            'quantile': self.quantile.to_dict(),
-            'forecasters': fitted,
-            'ages': {n: fc.age for n, fc in self.forecasters.items()},
-        }
+        data['forecasters'] = fitted
+        data['ages'] = {n: fc.age for n, fc in self.forecasters.items()}
+        return data
 
     def heavy_state(self) -> Optional[Dict[str, Any]]:
         """The states of the heavy-state forecasters when one of them was
@@ -434,21 +279,7 @@ class SeriesPredictor:
     def load(self, data: Mapping[str, Any],
              heavy: Optional[Mapping[str, Any]] = None) -> None:
         """Take up a :meth:`to_dict` and a :meth:`heavy_state`."""
-        sel = WeightedMajority.from_dict(data['selector'])
-        # Keep the configured pool; carry over what is known of it.
-        for n in self.selector.names:
-            if n in sel.weights:
-                self.selector.weights[n] = sel.weights[n]
-                self.selector.errors[n] = sel.errors[n]
-        self.selector.rounds = sel.rounds
-        pending = {n: np.asarray(p, dtype=np.float32)
-                   for n, p in data.get('pending', {}).items()
-                   if n in self.forecasters}
-        peak = np.asarray(data.get('pending_peak') or [], dtype=np.float32)
-        self.past = ([[0, pending, peak if peak.size else None, -np.inf]]
-                     if pending or peak.size else [])
-        if data.get('quantile'):
-            self.quantile.load(data['quantile'])
+        self.combiner.load(data)
         ages = data.get('ages') or {}
         self._restore(data.get('forecasters') or {}, ages)
         self._restore(heavy or {}, ages)
@@ -469,10 +300,15 @@ class Ensemble:
 
     A key is e.g. ``(cluster id, metric)``.
 
-    The state of a key is :meth:`state` (saved every round),
-    :meth:`fitted_state` (saved after a full fit of a forecaster with a large
-    state) and :meth:`load_state`: a restarted predictor re-filters with the
-    estimated parameters instead of estimating them again.
+    The state of a key is :meth:`state` (saved every round: what the
+    combination learnt, the pending paths, the peak bound, the small
+    forecaster states), :meth:`fitted_state` (saved after a full fit of a
+    forecaster with a large state) and :meth:`load_state`: a restarted
+    predictor re-filters with the estimated parameters instead of
+    estimating them again.
+
+    :param mode: the combination rule (:data:`MODES`).
+    :param combination_options: options of the rule (``discount``, ``eta``).
     """
 
     def __init__(
@@ -480,13 +316,14 @@ class Ensemble:
         names: Optional[Sequence[str]] = None,
         tolerance: float = 0.05,
         penalty: float = 0.3,
-        mode: str = 'majority',
+        mode: str = DEFAULT_MODE,
         horizon: int = 1,
         seasonal_periods: Sequence[int] = (),
         refit_interval: int = 10,
         weight_floor: float = 0.05,
         classes: Optional[Mapping[str, type]] = None,
         quantile: float = 0.9,
+        combination_options: Optional[Mapping[str, Any]] = None,
     ) -> None:
         if mode not in MODES:
             raise ValueError('mode must be one of %s' % (MODES,))
@@ -506,6 +343,8 @@ class Ensemble:
         if not 0.0 < quantile < 1.0:
             raise ValueError('quantile must be in (0, 1)')
         self.quantile = float(quantile)
+        self.combination_options = dict(combination_options or {})
+        self.make_combination()  # bad options fail here, not per series
         self._series: Dict[Hashable, SeriesPredictor] = {}
         self._lock = threading.Lock()
 
@@ -529,11 +368,24 @@ class Ensemble:
             refit_interval=p.refit_interval,
             weight_floor=p.weight_floor,
             quantile=p.quantile,
+            combination_options={'discount': p.discount, 'eta': p.eta},
         )
 
     @property
     def names(self) -> List[str]:
         return list(self.classes)
+
+    def make_combination(self, mode: Optional[str] = None
+                         ) -> combinations.Combination:
+        """A fresh combination of the configured rule (or ``mode``)."""
+        return combinations.make(
+            mode or self.mode, self.names, tolerance=self.tolerance,
+            penalty=self.penalty, weight_floor=self.floor,
+            **self.combination_options)
+
+    def make_combiner(self, mode: Optional[str] = None) -> Combiner:
+        return Combiner(self.names, self.make_combination(mode),
+                        intervals.PeakQuantile(self.quantile))
 
     def series(self, key: Hashable) -> SeriesPredictor:
         with self._lock:
@@ -542,15 +394,12 @@ class Ensemble:
                 offset = zlib.crc32(repr(key).encode()) % self.refit_interval
                 sp = SeriesPredictor(
                     self.classes,
-                    WeightedMajority(
-                        self.names, self.tolerance, self.penalty, self.floor
-                    ),
+                    self.make_combiner(),
                     {
                         'refit_interval': self.refit_interval,
                         'refit_offset': offset,
                         'seasonal_periods': self.seasonal_periods,
                     },
-                    intervals.PeakQuantile(self.quantile),
                 )
                 self._series[key] = sp
             return sp
@@ -561,17 +410,15 @@ class Ensemble:
         history: Sequence[Optional[float]],
         horizon: Optional[int] = None,
         advanced: int = 1,
-        mode: Optional[str] = None,
     ) -> Forecast:
         """Forecast ``horizon`` steps of series ``key`` from ``history``.
 
         ``advanced`` is how many new points the history holds since the last
-        call for this key (0: nothing to score).  Never raises.
+        call for this key (0: nothing to learn from).  Never raises.
         """
         horizon = self.horizon if horizon is None else max(1, int(horizon))
-        mode = mode or self.mode
         try:
-            return self.series(key).step(history, horizon, mode, advanced)
+            return self.series(key).step(history, horizon, advanced)
         except Exception:  # the library must never take the worker down
             LOG.exception(
                 'Forecast of %s failed; repeating the last value', key
@@ -579,12 +426,13 @@ class Ensemble:
             y = history_mod.clean(history)
             values = [float(y[-1])] * horizon if y.size else []
             return Forecast(
-                values, FALLBACK if values else None, mode, {}, {}, {}, []
+                values, FALLBACK if values else None, self.mode, {}, {}, {},
+                [], upper=list(values), peak=list(values)
             )
 
     def state(self, key: Hashable) -> Dict[str, Any]:
-        """Serialisable state of ``key``: weights, smoothed errors, last
-        round's pending forecasts, and the small forecaster states.
+        """Serialisable state of ``key``'s combination: what it learnt,
+        last round's paths and the peak bound.
         """
         return self.series(key).to_dict()
 

@@ -14,17 +14,17 @@
 The actuator plans on the highest value a forecast reaches within its
 horizon, so the bound that matters is on that peak: ``upper[k]`` is the
 ``level`` quantile of ``max(y[t], ..., y[t+k])``, the highest value among the
-next ``k + 1`` steps.  It is the point forecast's running peak times a
-learnt factor, one per lead ``k``.
+next ``k + 1`` steps.  It is the peak forecast times a factor learnt per lead
+``k`` from how earlier peak forecasts at that lead turned out.
 
-The factor is tracked online on the log ratio of the actual peak to the
-forecast peak (the quantile tracker of "Conformal PID Control", Angelopoulos,
-Candès and Tibshirani, 2023): after each matured forecast the log factor goes
-up by ``rate * scale * level`` on a miss (the actual peak above the bound) and
-down by ``rate * scale * (1 - level)`` otherwise, ``scale`` being a running
-mean of the scores' size. Over any long stretch the bound is then missed in
-about ``1 - level`` of the rounds, whatever the forecast's own bias, and it
-widens when the workload turns less predictable.
+The factor is conformal: the score of a matured forecast is the log ratio of
+the actual peak to the forecast peak, and the factor is the exponential of
+the ``level`` quantile of the last ``window`` scores at that lead. Because
+workloads change regime, the quantile's level is adapted online as in
+Adaptive Conformal Inference (Gibbs and Candès, 2021): after each matured
+forecast it moves up by ``gamma * level`` on a miss (the actual peak above
+the bound) and down by ``gamma * (1 - level)`` otherwise, so that over a long
+stretch the bound is exceeded in about ``1 - level`` of the rounds.
 """
 
 from __future__ import annotations
@@ -36,39 +36,76 @@ import numpy as np
 
 #: Peaks below this are clipped before taking logs (an idle series).
 _TINY = 1e-6
+#: Scores needed at a lead before its own window is trusted.
+MIN_SCORES = 10
 
 
 class PeakQuantile:
     """Online ``level`` quantile of the forecast peak's error, per lead.
 
     :param level: the quantile (nominal coverage), in (0, 1).
-    :param rate: step of the tracker, relative to the scores' scale.
-    :param initial: starting log factor (0.1: 10% above the point peak).
-    :param smoothing: weight of a new score in the running scale.
+    :param window: scores kept per lead.
+    :param gamma: step of the adaptation of the quantile's level.
+    :param initial: log factor used before any score (0.1: 10% above).
     """
 
-    def __init__(self, level: float = 0.9, rate: float = 0.1,
-                 initial: float = 0.1, smoothing: float = 0.05) -> None:
+    def __init__(self, level: float = 0.9, window: int = 100,
+                 gamma: float = 0.005, initial: float = 0.1) -> None:
         if not 0.0 < level < 1.0:
             raise ValueError('level must be in (0, 1)')
+        if window < MIN_SCORES:
+            raise ValueError('window must be at least %d' % MIN_SCORES)
         self.level = float(level)
-        self.rate = float(rate)
+        self.window = int(window)
+        self.gamma = float(gamma)
         self.initial = float(initial)
-        self.smoothing = float(smoothing)
-        self.theta: List[float] = []
-        self.scale: List[float] = []
+        self._scores = np.full((0, self.window), np.nan, dtype=np.float32)
+        self._count = np.zeros(0, dtype=np.int64)   # scores ever seen
+        self._alpha: List[float] = []               # adapted miss rate
+        self._stored: List[float] = []              # factors of a restart
         self.misses: List[int] = []
-        self.seen: List[int] = []
+        self._theta_cache: np.ndarray | None = None
 
     def _grow(self, leads: int) -> None:
-        while len(self.theta) < leads:
-            # a new lead starts from the longest one known: errors grow
-            # with the lead, so that is the closer guess
-            self.theta.append(self.theta[-1] if self.theta else self.initial)
-            self.scale.append(self.scale[-1] if self.scale else
-                              max(abs(self.initial), 0.01))
-            self.misses.append(0)
-            self.seen.append(0)
+        have = self._count.size
+        if leads <= have:
+            return
+        extra = leads - have
+        self._scores = np.vstack([self._scores, np.full(
+            (extra, self.window), np.nan, dtype=np.float32)])
+        self._count = np.r_[self._count, np.zeros(extra, dtype=np.int64)]
+        self._alpha += [1.0 - self.level] * extra
+        self.misses += [0] * extra
+
+    def theta(self, leads: int) -> np.ndarray:
+        """The log factor of each of ``leads`` leads."""
+        self._grow(leads)
+        if self._theta_cache is not None and self._theta_cache.size >= leads:
+            return self._theta_cache[:leads]
+        n = self._count.size
+        out = np.empty(n)
+        filled = np.minimum(self._count, self.window)
+        ordered = np.sort(self._scores, axis=1)  # NaNs last
+        fallback = self.initial
+        for k in range(n):
+            if filled[k] >= MIN_SCORES:
+                q = 1.0 - self._alpha[k]
+                if q >= 1.0:  # every recent score must be covered
+                    out[k] = float(ordered[k, filled[k] - 1]) + 0.01
+                else:
+                    pos = max(q, 0.0) * (filled[k] - 1)
+                    lo = int(math.floor(pos))
+                    hi = min(lo + 1, filled[k] - 1)
+                    out[k] = float(ordered[k, lo] + (pos - lo)
+                                   * (ordered[k, hi] - ordered[k, lo]))
+            elif k < len(self._stored):
+                out[k] = self._stored[k]
+            else:
+                # a lead with too few scores yet: the longest one known
+                out[k] = fallback
+            fallback = out[k]
+        self._theta_cache = out
+        return out[:leads]
 
     def learn(self, lead: int, predicted_peak: float,
               actual_peak: float) -> bool:
@@ -77,45 +114,52 @@ class PeakQuantile:
             return False
         self._grow(lead + 1)
         score = math.log(max(actual_peak, _TINY) / max(predicted_peak, _TINY))
-        miss = score > self.theta[lead]
-        a = self.smoothing
-        self.scale[lead] = max((1 - a) * self.scale[lead] + a * abs(score),
-                               1e-3)
-        step = self.rate * self.scale[lead]
-        self.theta[lead] += step * (self.level if miss else
-                                    -(1.0 - self.level))
-        self.seen[lead] += 1
+        miss = score > self.theta(lead + 1)[lead]
+        if min(self._count[lead], self.window) >= MIN_SCORES:
+            a = self._alpha[lead] + self.gamma * (
+                (1.0 - self.level) - float(miss))
+            self._alpha[lead] = min(max(a, -0.5), 1.0)
+        self._scores[lead, self._count[lead] % self.window] = score
+        self._count[lead] += 1
         self.misses[lead] += int(miss)
+        self._theta_cache = None
         return miss
 
     def upper(self, path: Any) -> np.ndarray:
-        """The bound on the running peak of the point forecast ``path``."""
+        """The bound on the running peak of the peak forecast ``path``."""
         p = np.maximum.accumulate(np.asarray(path, dtype=float))
         if p.size == 0:
             return p
-        self._grow(p.size)
-        factor = np.exp(np.asarray(self.theta[:p.size]))
-        # never below the point forecast's own peak, and never lower for a
-        # longer lead (the peak of more steps is no lower)
+        factor = np.exp(self.theta(p.size))
+        # never below the forecast peak, and never lower for a longer lead
+        # (the peak of more steps is no lower)
         return np.maximum.accumulate(np.maximum(p * factor, p))
 
+    @property
+    def seen(self) -> List[int]:
+        return [int(c) for c in self._count]
+
     def to_dict(self) -> Dict[str, Any]:
-        return {'level': self.level, 'rate': self.rate,
-                'initial': self.initial, 'smoothing': self.smoothing,
-                'theta': [round(v, 6) for v in self.theta],
-                'scale': [round(v, 6) for v in self.scale],
-                'misses': list(self.misses), 'seen': list(self.seen)}
+        """The factors and levels (not the windows: after a restart the
+        stored factors stand in until each lead has scores again).
+        """
+        n = self._count.size
+        return {'level': self.level, 'window': self.window,
+                'gamma': self.gamma,
+                'theta': [round(float(v), 6) for v in self.theta(n)],
+                'alpha': [round(v, 6) for v in self._alpha],
+                'misses': list(self.misses), 'seen': self.seen}
 
     def load(self, data: Mapping[str, Any]) -> None:
         """Carry over the learnt factors of a stored state (same level)."""
         if float(data.get('level', self.level)) != self.level:
             return  # another quantile: start again
         theta = [float(v) for v in data.get('theta', [])]
-        scale = [float(v) for v in data.get('scale', [])]
-        if len(theta) != len(scale) or not all(
-                math.isfinite(v) for v in theta + scale):
+        alpha = [float(v) for v in data.get('alpha', [])]
+        if len(alpha) != len(theta) or not all(
+                math.isfinite(v) for v in theta + alpha):
             raise ValueError('bad quantile state')
-        self.theta, self.scale = theta, scale
-        n = len(theta)
-        self.misses = ([int(v) for v in data.get('misses', [])] + [0] * n)[:n]
-        self.seen = ([int(v) for v in data.get('seen', [])] + [0] * n)[:n]
+        self._grow(len(theta))
+        self._stored = theta
+        self._alpha[:len(alpha)] = alpha
+        self._theta_cache = None

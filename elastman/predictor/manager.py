@@ -155,7 +155,8 @@ class PredictorManager(manager.Manager):
                                          forecast.chosen or 'none',
                                          forecast.weights,
                                          upper=forecast.upper,
-                                         quantile=forecast.level)
+                                         quantile=forecast.level,
+                                         peak=forecast.peak)
                 self.store.models.save(
                     STATE_SCOPE, '%s/%s' % key,
                     json.dumps(self.ensemble.state(key)).encode(),
@@ -198,6 +199,7 @@ class PredictorManager(manager.Manager):
         self.notifier.info(context.get_admin_context(), 'elastman.forecast',
                            {'cluster_id': cluster_id, 'metric': metric,
                             'values': forecast.values,
+                            'peak': forecast.peak,
                             'upper': forecast.upper,
                             'quantile': forecast.level,
                             'forecaster': forecast.chosen,

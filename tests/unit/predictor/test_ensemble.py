@@ -132,6 +132,7 @@ class Fifty(Fixed):
 
 def test_series_round_scores_previous_forecast_and_selects_heaviest():
     e = ens.Ensemble(
+        mode='majority',
         classes={'fifty': Fifty, 'hundred': Hundred},
         tolerance=0.1,
         penalty=0.5,
@@ -142,11 +143,18 @@ def test_series_round_scores_previous_forecast_and_selects_heaviest():
     assert f.missed == ['fifty']
     assert f.chosen == 'hundred' and f.values == [100.0]
     assert f.weights == {'fifty': 0.5, 'hundred': 1.0}
-    avg = e.predict('c', [10.0, 20.0, 100.0, 100.0], mode='average')
-    assert avg.values == pytest.approx([(0.25 * 50 + 100) / 1.25])
+    f = e.predict('c', [10.0, 20.0, 100.0, 100.0])
+    assert f.weights == {'fifty': 0.25, 'hundred': 1.0}
     # advanced=0: the same history again scores nothing
     again = e.predict('c', [10.0, 20.0, 100.0, 100.0], advanced=0)
-    assert again.missed == [] and again.weights == avg.weights
+    assert again.missed == [] and again.weights == f.weights
+    # the same weights, averaged
+    avg = ens.Ensemble(classes={'fifty': Fifty, 'hundred': Hundred},
+                       tolerance=0.1, penalty=0.5, mode='average')
+    for t in (2, 3, 4):
+        a = avg.predict('c', [10.0, 20.0, 100.0, 100.0][:t])
+    assert a.values == pytest.approx([(0.25 * 50 + 100) / 1.25])
+    assert a.mode == 'average' and a.peak == a.values
 
 
 class Persist(base.Forecaster):
@@ -178,7 +186,7 @@ def test_forecasters_are_scored_over_the_horizon():
     """
     y = [100.0, 101.0] * 10
     for horizon, chosen in ((1, 'drift'), (4, 'persist')):
-        e = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
+        e = ens.Ensemble(mode='majority', classes={'drift': Drift, 'persist': Persist},
                          tolerance=0.1, penalty=0.5, horizon=horizon)
         for t in range(4, 14):
             f = e.predict('c', y[:t])
@@ -186,14 +194,14 @@ def test_forecasters_are_scored_over_the_horizon():
     assert f.missed == ['drift'] and f.weights['persist'] == 1.0
     # a restart keeps the newest forecasts, and scores them next round
     state = json.loads(json.dumps(e.state('c')))
-    fresh = ens.Ensemble(classes={'drift': Drift, 'persist': Persist},
+    fresh = ens.Ensemble(mode='majority', classes={'drift': Drift, 'persist': Persist},
                          tolerance=0.1, penalty=0.5, horizon=4)
     fresh.load_state('c', state)
     assert fresh.predict('c', y[:14]).missed == []  # one step: both right
 
 
 def test_horizon_and_per_key_isolation():
-    e = ens.Ensemble(classes={'arima_010': arima.Arima010}, horizon=4)
+    e = ens.Ensemble(mode='majority', classes={'arima_010': arima.Arima010}, horizon=4)
     f = e.predict(('c1', 'read'), np.arange(1.0, 30.0))
     assert len(f.values) == 4
     g = e.predict(('c1', 'write'), np.arange(1.0, 30.0), horizon=12)
@@ -205,7 +213,7 @@ def test_horizon_and_per_key_isolation():
 
 def test_ensemble_state_survives_a_restart():
     classes = {'fifty': Fifty, 'hundred': Hundred}
-    e = ens.Ensemble(classes=classes, tolerance=0.1)
+    e = ens.Ensemble(mode='majority', classes=classes, tolerance=0.1)
     y = [
         100.0,
         101.0,
@@ -213,11 +221,10 @@ def test_ensemble_state_survives_a_restart():
     for t in range(3, 8):
         e.predict('c', y[:t])
     state = json.loads(json.dumps(e.state('c')))
-    fresh = ens.Ensemble(classes=classes, tolerance=0.1)
+    fresh = ens.Ensemble(mode='majority', classes=classes, tolerance=0.1)
     fresh.load_state('c', state)
-    assert (
-        fresh.state('c')['selector']['weights'] == state['selector']['weights']
-    )
+    assert (fresh.state('c')['combination']['selector']['weights']
+            == state['combination']['selector']['weights'])
     f = fresh.predict('c', y[:8])
     assert f.missed == ['fifty']  # the stored pending forecast was scored
     fresh.load_state('other', {'garbage': True})  # ignored, logged
@@ -225,7 +232,7 @@ def test_ensemble_state_survives_a_restart():
 
 def test_invalid_mode():
     with pytest.raises(ValueError):
-        ens.Ensemble(classes={}, mode='median')
+        ens.Ensemble(classes={}, mode='nonsense')
 
 
 def test_from_conf_uses_predictor_options():

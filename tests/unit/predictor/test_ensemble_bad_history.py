@@ -50,18 +50,22 @@ def test_single_point_repeats_it(ensemble):
 
 def test_few_points_only_capable_forecasters_answer(ensemble):
     f = ensemble.predict('c1', [100.0, 110.0, 120.0, 130.0, 140.0])
-    assert f.chosen in f.predictions
+    # a forecaster, or the mean or median of those that answered
+    assert f.chosen in list(f.predictions) + ['mean', 'median']
     assert 'arima_010' in f.predictions  # needs 4 points
     assert 'regression_tree' in f.failed  # needs more lags
     assert 'holt_winters' in f.failed
     assert len(f.values) == 3 and all(np.isfinite(f.values))
-    assert f.values[0] == pytest.approx(150.0, rel=0.05)
+    # nothing learnt yet: within the range of those that answered
+    firsts = [p[0] for p in f.predictions.values()]
+    assert min(firsts) <= f.values[0] <= max(firsts)
+    assert f.predictions['arima_010'][0] == pytest.approx(150.0, rel=0.05)
 
 
 def test_constant_series_forecasts_the_constant(ensemble):
     f = ensemble.predict('c1', [500.0] * 100)
     assert f.failed == {}
-    assert f.values == [500.0, 500.0, 500.0]
+    assert f.values == pytest.approx([500.0, 500.0, 500.0])
     for p in f.predictions.values():
         assert p == [500.0, 500.0, 500.0]
 
@@ -120,7 +124,8 @@ def test_failing_forecaster_is_skipped_and_logged(caplog):
     y = _noisy(60)
     for t in range(40, 60):
         f = e.predict('c', y[:t])
-        assert f.chosen == 'arima_010'
+        # the only candidate left: itself (or the mean / median of it alone)
+        assert f.values == pytest.approx(f.predictions['arima_010'])
         assert set(f.failed) == {'exploding', 'garbage'}
     assert 'boom' in f.failed['exploding']
     # Logged once when it starts failing, not every round.

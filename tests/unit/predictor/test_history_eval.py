@@ -13,11 +13,13 @@
 
 import argparse
 import csv
+import json
 
 import numpy as np
 import pytest
 
 from elastman.conf import predictor as pconf
+from elastman.predictor import ensemble as ens
 from elastman.predictor import evaluate
 from elastman.predictor import history
 
@@ -89,10 +91,22 @@ def test_run_reports_every_forecaster_and_plots(tmp_path):
         'arima_100',
         'regression_tree',
     }
-    assert r['majority']['mape'] < 2.0 and r['average']['smape'] < 2.0
+    # every combination, at one step and at the actuator's horizon
+    assert set(r['combinations']) == set(ens.MODES)
+    # a control period, the action in flight and a join: 300 + 900 + 900 s
+    assert r['horizon'] == evaluate.default_horizon() == 35
+    for name, e in list(r['forecasters'].items()) + list(
+            r['combinations'].items()):
+        assert e['mape'] < 2.0 and e['smape'] < 2.0, name
+        assert e['peak_mape'] == pytest.approx(
+            e['peak_under'] + e['peak_over'])
+    # a ramp: the peak of the next 35 points is its last one, which a
+    # forecaster that follows the trend gets within a few percent
+    assert r['forecasters']['arima_010']['peak_mape'] < 5.0
+    assert 0.0 <= r['combinations'][r['default']]['coverage'] <= 100.0
     # Too short for any forecaster at first: the last value is repeated.
     assert r['timeline'][0] == (1, 'last_value')
-    assert r['timeline'][1][1] in r['forecasters']
+    assert r['timeline'][1][1] in list(r['forecasters']) + ['mean', 'median']
     assert (tmp_path / 'out-read.png').stat().st_size > 10000
     assert (tmp_path / 'out-write.png').exists()
 
@@ -115,9 +129,8 @@ def test_cli_main_and_subparser(tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert (
-        'ensemble/majority' in out and 'arima_011' in out and 'timeline' in out
-    )
+    assert 'horizon 2 steps' in out and 'arima_011' in out
+    assert 'hedge*' in out and 'majority' in out and 'peak' in out
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     evaluate.add_subparser(sub)
@@ -130,10 +143,26 @@ def test_cli_main_and_subparser(tmp_path, capsys):
             'write',
             '--forecasters',
             'arima_010',
+            '--horizon',
+            '5',
         ]
     )
     assert args.func(args) == 0
-    assert '"majority"' in capsys.readouterr().out
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc['write']['combinations']) == set(ens.MODES)
+    assert doc['write']['forecasters']['arima_010']['peak_under'] >= 0
+    # only some combinations, and another default
+    args = parser.parse_args(['forecast-eval', str(trace), '--json',
+                              '--column', 'read', '--forecasters',
+                              'arima_010,arima_100', '--selection', 'mean',
+                              '--combinations', 'median', '--horizon', '3'])
+    assert args.func(args) == 0
+    doc = json.loads(capsys.readouterr().out)['read']
+    assert doc['default'] == 'mean' and doc['horizon'] == 3
+    assert set(doc['combinations']) == {'mean', 'median'}
+    args = parser.parse_args(['forecast-eval', str(trace), '--combinations',
+                              'nonsense'])
+    assert args.func(args) == 2
 
 
 def test_predictor_options_listed_with_help():
@@ -150,6 +179,9 @@ def test_predictor_options_listed_with_help():
         'seasonal_periods',
         'refit_interval',
         'weight_floor',
+        'quantile',
+        'discount',
+        'eta',
     } <= names
     assert all(o.help for o in opts)
 
@@ -168,10 +200,12 @@ def test_manage_style_call_without_args(tmp_path, capsys, monkeypatch):
     ns = parser.parse_args(
         ['forecast-eval', str(trace), '--forecasters', 'arima_010']
     )
-    fake = types.SimpleNamespace(command=ns)
+    fake = types.SimpleNamespace(command=ns,
+                                 predictor=elastman.conf.CONF.predictor,
+                                 actuator=elastman.conf.CONF.actuator)
     monkeypatch.setattr(elastman.conf, 'CONF', fake)
     assert ns.func() == 0
-    assert 'ensemble/majority' in capsys.readouterr().out
+    assert 'hedge*' in capsys.readouterr().out
 
 
 def test_read_trace_trims_uneven_columns(tmp_path):

@@ -1,0 +1,161 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The combination rules and the paths they learn from."""
+import json
+
+import numpy as np
+import pytest
+
+from elastman.predictor import combinations as cb
+from elastman.predictor import ensemble as ens
+from elastman.predictor import paths
+
+
+def test_paths_mature_one_lead_per_point_with_the_peak_seen_since():
+    book = paths.PathBook(['a', 'b'])
+    book.add({'a': [10.0, 20.0, 30.0], 'b': [5.0, 1.0, 2.0]},
+             own_peak=[11.0, 21.0, 31.0])
+    book.add({'a': [40.0, 50.0, 60.0]}, own_peak=[41.0, 51.0, 61.0])
+    (first,) = book.advance([12.0])
+    # both paths were made before this first point: it is lead 0 of both
+    assert [m.lead for m in first] == [0, 0]
+    (second,) = book.advance([8.0])
+    newest, oldest = second
+    assert (newest.lead, oldest.lead) == (1, 1)
+    assert oldest.point.tolist() == [20.0, 1.0]
+    assert oldest.peak.tolist() == [20.0, 5.0]          # running peaks
+    assert (oldest.actual, oldest.actual_peak) == (8.0, 12.0)
+    assert newest.point[0] == 50.0 and np.isnan(newest.point[1])
+    assert oldest.own_peak == 21.0
+    (third,) = book.advance([9.0])
+    assert [m.lead for m in third] == [2, 2]
+    assert book.advance([1.0]) == [[]] and book.entries == []
+
+
+def test_paths_pending_round_trip():
+    book = paths.PathBook(['a', 'b'])
+    book.add({'a': [1.0, 2.0]}, own_peak=[1.0, 2.0])
+    data = json.loads(json.dumps(book.pending()))
+    other = paths.PathBook(['a', 'b'])
+    other.load_pending(data)
+    (matured,) = other.advance([3.0])
+    assert matured[0].point[0] == 1.0 and np.isnan(matured[0].point[1])
+    assert matured[0].own_peak == 1.0
+
+
+def _feed(rule, paths_of, actuals, **opts):
+    """Run a combination: each round's forecaster paths, then the point."""
+    names = list(paths_of(0))
+    comb = ens.Combiner(names, cb.make(rule, names, **opts))
+    out = []
+    for t, actual in enumerate(actuals):
+        preds = {n: np.asarray(p, float) for n, p in paths_of(t).items()}
+        c, upper = comb.answer(preds, len(next(iter(preds.values()))),
+                               actual)
+        out.append(c)
+        comb.observe([actual])
+    return out
+
+
+def test_select_follows_the_best_candidate_per_lead():
+    # 'near' is right about the next point, 'far' about the one after: the
+    # point path takes each where it is right; the mean of the two is never
+    # right, the median of two is the mean
+    def paths_of(t):
+        return {'near': [100.0, 130.0], 'far': [130.0, 100.0]}
+
+    out = _feed('select', paths_of, [100.0] * 30, scope='lead')
+    last = out[-1]
+    assert last.values.tolist() == [100.0, 100.0]
+    # the peak of the next two points is 100: 'near' reaches 130 within two
+    # steps, so does 'far'; the best peak candidate is the one closest
+    assert last.peak.tolist() == [100.0, 130.0]
+    assert last.chosen in ('near', 'far', 'mean', 'median')
+    assert sum(last.weights.values()) == pytest.approx(1.0)
+    # pooled over the leads, one candidate serves every lead
+    pooled = _feed('select', paths_of, [100.0] * 30, scope='pooled')[-1]
+    assert pooled.values.tolist() in ([100.0, 130.0], [130.0, 100.0],
+                                      [115.0, 115.0])
+
+
+def test_select_prefers_the_mean_when_errors_cancel():
+    rng = np.random.default_rng(0)
+    actual = 100.0 + rng.normal(0, 1, 200)
+    noise = rng.normal(0, 5, (200, 2))
+
+    def paths_of(t):
+        # two forecasters, unbiased but noisy in opposite directions
+        return {'a': [actual[t] + 10 + noise[t, 0]],
+                'b': [actual[t] - 10 + noise[t, 1]]}
+
+    out = _feed('select', paths_of, actual)
+    assert [c.chosen for c in out[-50:]].count('mean') >= 45
+
+
+def test_hedge_weights_by_recent_error_and_forgets():
+    def paths_of(t):
+        return {'good': [100.0], 'bad': [150.0]}
+
+    out = _feed('hedge', paths_of, [100.0] * 40, eta=20.0, discount=0.9)
+    assert out[-1].values[0] == pytest.approx(100.0, abs=1.0)
+    assert out[-1].weights['good'] > 0.9
+    # the workload moves to 'bad': within a few memory spans it follows
+    out = _feed('hedge', paths_of, [100.0] * 40 + [150.0] * 40, eta=20.0,
+                discount=0.9)
+    assert out[-1].values[0] == pytest.approx(150.0, abs=2.0)
+
+
+def test_mean_and_median_of_those_that_answered():
+    comb = cb.make('median', ['a', 'b', 'c'])
+    res = comb.combine(np.array([[1.0, 5.0], [2.0, 1.0], [np.nan, np.nan]]))
+    assert res.values.tolist() == [1.5, 3.0]
+    assert res.peak.tolist() == [1.5, 3.5]            # median of running peaks
+    assert res.weights == {'a': 0.5, 'b': 0.5}
+    mean = cb.make('mean', ['a', 'b'])
+    assert mean.combine(np.array([[1.0], [3.0]])).values.tolist() == [2.0]
+
+
+def test_state_round_trip_and_a_changed_pool():
+    comb = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b']))
+    for t in range(10):
+        comb.observe([100.0])
+        comb.answer({'a': np.array([100.0, 101.0]),
+                     'b': np.array([90.0, 95.0])}, 2, 100.0)
+    data = json.loads(json.dumps(comb.to_dict()))
+    again = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b']))
+    again.load(data)
+    assert again.combination.point_all.loss.size > 0
+    assert np.allclose(again.combination.point_all.loss,
+                       comb.combination.point_all.loss, atol=1e-4)
+    # another pool of forecasters: what was learnt does not apply
+    other = ens.Combiner(['a', 'c'], cb.make('select', ['a', 'c']))
+    other.load(data)
+    assert other.combination.point_all.loss.size == 0
+    # another scope: neither
+    lead = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b'],
+                                            scope='lead'))
+    lead.load(data)
+    assert lead.combination.point_all.loss.size == 0
+    with pytest.raises(ValueError):
+        again.combination.load({'candidates': again.combination.candidates,
+                                'scope': again.combination.scope,
+                                'point': {'loss': [[1.0]], 'count': [1.0]},
+                                'peak': {'loss': [[1.0]], 'count': [1.0]}})
+
+
+def test_unknown_rule_and_bad_options():
+    with pytest.raises(ValueError, match='unknown combination'):
+        cb.make('best', ['a'])
+    with pytest.raises(ValueError, match='discount'):
+        cb.make('select', ['a'], discount=0.0)
+    with pytest.raises(ValueError, match='scope'):
+        cb.make('hedge', ['a'], scope='everywhere')
