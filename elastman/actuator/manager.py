@@ -46,10 +46,12 @@ LOG = logging.getLogger(__name__)
 
 
 class ActuatorManager(manager.Manager):
-    """RPC API 1.1: status, scale."""
+    """RPC API 2.0: scale (the API casts it); listens to the host agents'
+    ``hostagent.*`` notifications.
+    """
 
     WORKER = 'actuator'
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='2.0')
 
     def __init__(self, conf, store=None, transport=None,
                  driver: compute.ComputeDriver | None = None) -> None:
@@ -95,7 +97,7 @@ class ActuatorManager(manager.Manager):
             self._listener = rpc.get_listener(
                 self.conf, rpc.get_notification_transport(self.conf),
                 [hostevents.HostEventsEndpoint(self.store, self.driver,
-                                               self.conf)], pool='actuator')
+                                               self.conf)])
             self._listener.start()
 
     def stop(self) -> None:
@@ -282,7 +284,7 @@ class ActuatorManager(manager.Manager):
     # -- RPC API --------------------------------------------------------------------
     def scale(self, ctxt, cluster_id: str, count: int,
               flavor: str | None = None, action_id: str | None = None) -> None:
-        """A journalled PENDING request from the API (1.1): act on it now
+        """A journalled PENDING request from the API: act on it now
         rather than at the next round.
         """
         try:

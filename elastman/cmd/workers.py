@@ -23,13 +23,19 @@ from elastman import store as em_store
 
 LOG = logging.getLogger(__name__)
 
-# worker name -> (manager class, needs the store)
+# worker name -> (manager class, needs the store, needs the bus). The
+# monitor casts to the host agents; the actuator serves the API's scale
+# requests and listens to the host agents' notifications; the host agent
+# serves the monitor's casts and publishes the notifications. The trainer
+# and the predictor work from the store alone (doc/source/architecture.rst).
 WORKERS = {
-    'monitor': ('elastman.monitor.manager:MonitorManager', True),
-    'trainer': ('elastman.trainer.manager:TrainerManager', True),
-    'predictor': ('elastman.predictor.manager:PredictorManager', True),
-    'actuator': ('elastman.actuator.manager:ActuatorManager', True),
-    'hostagent': ('elastman.hostagent.manager:HostAgentManager', False),
+    'monitor': ('elastman.monitor.manager:MonitorManager', True, True),
+    'trainer': ('elastman.trainer.manager:TrainerManager', True, False),
+    'predictor': ('elastman.predictor.manager:PredictorManager', True,
+                  False),
+    'actuator': ('elastman.actuator.manager:ActuatorManager', True, True),
+    'hostagent': ('elastman.hostagent.manager:HostAgentManager', False,
+                  True),
 }
 CONTROL_WORKERS = ('monitor', 'trainer', 'predictor', 'actuator')
 
@@ -45,18 +51,23 @@ def build_launcher(conf, names: tuple[str, ...], with_api: bool = False):
     Raises ConfigurationError, BrokerUnavailable or StoreUnavailable before
     any service starts.
     """
-    transport = rpc.get_transport(conf)
-    rpc.check_broker(conf)
+    transport = None
+    if with_api or any(WORKERS[n][2] for n in names):
+        transport = rpc.get_transport(conf)
+        rpc.check_broker(conf)
     store = None
     if with_api or any(WORKERS[n][1] for n in names):
         store = em_store.Store.open(conf)
     launcher = service.Launcher(conf)
     for name in names:
         cls = manager_class(name)
-        if WORKERS[name][1]:
-            manager = cls(conf, store=store, transport=transport)
-        else:
-            manager = cls(conf, transport=transport)
+        _, with_store, with_bus = WORKERS[name]
+        kwargs = {}
+        if with_store:
+            kwargs['store'] = store
+        if with_bus:
+            kwargs['transport'] = transport
+        manager = cls(conf, **kwargs)
         launcher.add(service.WorkerService(conf, transport, manager))
     if with_api:
         from elastman.api import service as api_service

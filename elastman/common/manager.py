@@ -9,7 +9,7 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Base class of the RPC endpoint each worker serves."""
+"""Base class of every worker's logic."""
 from __future__ import annotations
 
 from typing import Callable
@@ -18,22 +18,22 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import timeutils
 
-from elastman import version
-
 LOG = logging.getLogger(__name__)
 
 PeriodicTask = tuple[Callable[[], None], float]
 
 
 class Manager:
-    """One worker's logic: RPC methods plus periodic tasks.
+    """One worker's logic: periodic tasks, and RPC methods when it has some.
 
-    ``WORKER`` names the topic; ``target`` carries the newest RPC API version
-    the manager implements (clients pin older versions per method).
+    ``WORKER`` names the worker (and its RPC topic). ``target`` carries the
+    newest RPC API version the manager implements; None (the default)
+    means the worker has no RPC API and serves no topic: it works from the
+    store alone.
     """
 
     WORKER: str = ''
-    target = messaging.Target(version='1.0')
+    target: messaging.Target | None = None
 
     def __init__(self, conf) -> None:
         self.conf = conf
@@ -41,27 +41,16 @@ class Manager:
 
     # lifecycle -----------------------------------------------------------
     def start(self) -> None:
-        """Called once before the RPC server starts."""
+        """Called once before the RPC server (if any) starts."""
         self.started_at = timeutils.utcnow()
 
     def stop(self) -> None:
-        """Called once after the RPC server stopped."""
+        """Called once after the RPC server (if any) stopped."""
 
     def periodic_tasks(self) -> list[PeriodicTask]:
         """(callable, interval in seconds) pairs run by the service."""
         return []
 
-    # RPC API 1.0 ---------------------------------------------------------
-    def status(self, ctxt) -> dict:
-        """Who answers, since when, and what it does."""
-        return {'worker': self.WORKER,
-                'host': self.conf.host,
-                'version': version.version_info.version_string(),
-                'rpc_api_version': self.target.version,
-                'started_at': self.started_at.isoformat()
-                if self.started_at else None,
-                'detail': self.describe()}
-
     def describe(self) -> str:
-        """A short account of the worker's current job, for status()."""
+        """A short account of the worker's current job, for the log."""
         return 'nothing to do yet'

@@ -11,8 +11,9 @@
 #    under the License.
 """oslo.messaging plumbing: transports, versioned RPC clients/servers, notifier.
 
-Every worker listens on the topic ``<[rpc] topic_prefix>-<worker>``. Clients
-derive from :class:`RPCClient`, servers are built by :func:`get_server`.
+A worker with an RPC API listens on the topic ``<[rpc] topic_prefix>-<worker>``.
+Clients derive from :class:`RPCClient`, servers are built by
+:func:`get_server`. Notifications go to ``[rpc] notification_topic``.
 """
 from __future__ import annotations
 
@@ -156,17 +157,20 @@ def get_notifier(conf, transport: messaging.Transport,
                  publisher_id: str) -> messaging.Notifier:
     return messaging.Notifier(transport, publisher_id=publisher_id,
                               driver='messagingv2',
-                              topics=[conf.rpc.sample_topic],
+                              topics=[conf.rpc.notification_topic],
                               serializer=ContextSerializer())
 
 
 def get_listener(conf, transport: messaging.Transport, endpoints: list,
-                 pool: str) -> messaging.NotificationListener:
-    """A notification listener on the sample topic.
+                 pool: str | None = None) -> messaging.NotificationListener:
+    """A notification listener on the notification topic.
 
-    Listeners sharing ``pool`` split the notifications between them.
+    Listeners sharing ``pool`` split the notifications between them. Without
+    a pool they read the topic's default queue, the one a notifier declares
+    so that nothing is lost before a listener starts (a pool's queue is
+    another one: with only pools, the default queue fills up unread).
     """
-    targets = [messaging.Target(topic=conf.rpc.sample_topic)]
+    targets = [messaging.Target(topic=conf.rpc.notification_topic)]
     return messaging.get_notification_listener(
         transport, targets, endpoints, executor='threading', pool=pool,
         serializer=ContextSerializer())

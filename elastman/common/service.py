@@ -9,7 +9,8 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Running workers: an RPC server plus periodic tasks per worker, one launcher.
+"""Running workers: periodic tasks (and an RPC server for a worker with an RPC
+API) per worker, one launcher.
 
 elastman runs on plain threads: oslo.messaging's threading executor serves RPC
 and futurist's PeriodicWorker runs periodic tasks. Several workers can share one
@@ -44,20 +45,26 @@ class Service:
 
 
 class WorkerService(Service):
-    """Serves one manager on its RPC topic and runs its periodic tasks."""
+    """Runs one manager's periodic tasks and, when it has an RPC API
+    (``manager.target``), serves it on its topic.
+    """
 
-    def __init__(self, conf, transport, manager: base_manager.Manager) -> None:
+    def __init__(self, conf, transport,
+                 manager: base_manager.Manager) -> None:
         self.conf = conf
         self.manager = manager
         self.name = manager.WORKER
-        self._server = rpc.get_server(conf, transport, manager.WORKER,
-                                      [manager])
+        self._server = None
+        if manager.target is not None:
+            self._server = rpc.get_server(conf, transport, manager.WORKER,
+                                          [manager])
         self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
 
     def start(self) -> None:
         self.manager.start()
-        self._server.start()
+        if self._server is not None:
+            self._server.start()
         tasks = []
         for func, interval in self.manager.periodic_tasks():
             tasks.append((periodics.periodic(interval, run_immediately=True)(
@@ -68,8 +75,9 @@ class WorkerService(Service):
                 target=self._periodic.start, name='%s-periodic' % self.name,
                 daemon=True)
             self._periodic_thread.start()
-        LOG.info('%s worker started on topic %s (host %s): %s', self.name,
-                 rpc.topic(self.conf, self.name), self.conf.host,
+        LOG.info('%s worker started%s (host %s): %s', self.name,
+                 ' on topic %s' % rpc.topic(self.conf, self.name)
+                 if self._server is not None else '', self.conf.host,
                  self.manager.describe())
 
     def stop(self) -> None:
@@ -77,8 +85,9 @@ class WorkerService(Service):
             self._periodic.stop()
             self._periodic.wait()
             self._periodic_thread.join(self.conf.graceful_shutdown_timeout)
-        self._server.stop()
-        self._server.wait()
+        if self._server is not None:
+            self._server.stop()
+            self._server.wait()
         self.manager.stop()
         LOG.info('%s worker stopped', self.name)
 

@@ -20,11 +20,14 @@ rpc_group = cfg.OptGroup('rpc', title='Message bus options',
 
 rpc_opts = [
     cfg.StrOpt('topic_prefix', default='elastman',
-               help='Prefix of every elastman RPC topic; each worker listens '
-                    'on <prefix>-<worker>.'),
-    cfg.StrOpt('sample_topic', default='elastman_samples',
-               help='Notification topic on which the monitor publishes '
-                    'workload samples and the trainer publishes models.'),
+               help='Prefix of every elastman RPC topic; a worker with an '
+                    'RPC API (actuator, hostagent) listens on '
+                    '<prefix>-<worker>.'),
+    cfg.StrOpt('notification_topic', default='elastman_notifications',
+               deprecated_name='sample_topic',
+               help='Notification topic on which the host agents publish '
+                    'their hostagent.interference and hostagent.escalation '
+                    'events for the actuator.'),
     cfg.IntOpt('call_timeout', default=30, min=1,
                help='Seconds an RPC call waits for its reply.'),
 ]

@@ -717,11 +717,3 @@ class BalmController:
         moves = bwap.plan_moves(dist, target, self.cfg.batch_bytes)
         # ignore residues smaller than a tenth of a batch
         return [m for m in moves if m[2] >= self.cfg.batch_bytes / 10]
-
-    def describe(self) -> dict:
-        return {'mode': self.cfg.mode, 'rungs': list(self.rungs),
-                'state': self.state,
-                'colour': self.last.colour if self.last else None,
-                'stats': dataclasses.asdict(self.stats),
-                'best_effort': list(self.best_effort),
-                'events': list(self.events)[-20:]}

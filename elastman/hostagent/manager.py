@@ -48,12 +48,12 @@ def socket_path(group) -> str:
 
 
 class HostAgentManager(manager.Manager):
-    """RPC API 1.1: status, list_domains, get_domain, push_latency (with the
-    node's JMX endpoint since 1.1), controller_status.
+    """RPC API 2.0: push_latency (the monitor casts each LC VM's p99 and
+    the JMX endpoint of its Cassandra node).
     """
 
     WORKER = 'hostagent'
-    target = messaging.Target(version='1.1')
+    target = messaging.Target(version='2.0')
 
     def __init__(self, conf, transport=None, libvirt_open=None) -> None:
         super().__init__(conf)
@@ -422,20 +422,13 @@ class HostAgentManager(manager.Manager):
         except Exception:  # noqa: BLE001
             LOG.exception('cannot publish %s', event_type)
 
-    # RPC API 1.0 ----------------------------------------------------------------
-    def list_domains(self, ctxt) -> list[dict]:
-        return [d.to_dict() for d in self.registry.all()]
-
-    def get_domain(self, ctxt, uuid: str) -> dict | None:
-        dom = self.registry.get(uuid)
-        return dom.to_dict() if dom else None
-
+    # RPC API 2.0 ----------------------------------------------------------------
     def push_latency(self, ctxt, vm: str, latency_ms: float | None,
                      jmx_host: str | None = None,
                      jmx_port: int | None = None) -> None:
-        """A latency sample of an LC VM (the monitor casts these), and since
-        1.1 the JMX endpoint of its Cassandra node, which the jmx probe then
-        polls every ``poll_interval``.
+        """A latency sample of an LC VM (the monitor casts these), and the
+        JMX endpoint of its Cassandra node, which the jmx probe then polls
+        every ``poll_interval``.
         """
         if latency_ms is not None and isinstance(self.probe,
                                                  probes.BusProbe):
@@ -447,9 +440,6 @@ class HostAgentManager(manager.Manager):
                 dom = self.registry.get(vm)
                 if dom is not None and vm in self._lc_nodes:
                     self._watch_latency(dom)
-
-    def controller_status(self, ctxt) -> dict:
-        return self.controller.describe() if self.controller else {}
 
     def describe(self) -> str:
         running = self.registry.running()

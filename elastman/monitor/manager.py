@@ -16,9 +16,10 @@ parallel: a CQL liveness query on a one-connection session per node, then
 the node's cumulative coordinator counters and histograms from the metrics
 source of ``[monitor] metrics_source`` (:mod:`elastman.monitor.sources`;
 the CQL virtual tables when the source cannot read the node). Samples are differences to the
-previous round; they are stored, summed per cluster and published as
-``elastman.sample`` notifications. A node that does not answer in time is
-reported ``up=False`` and never delays the others.
+previous round; they are stored in ``samples`` and summed per cluster into
+``cluster_workload``, where the trainer, the predictor and the actuator read
+them. A node that does not answer in time is reported ``up=False`` and never
+delays the others.
 
 Nodes of a cluster with credentials or TLS (``store.credentials``) are read
 with them. When every node of a cluster refuses them, the cluster's
@@ -37,16 +38,13 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
-import uuid
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 from oslo_utils import timeutils
 
 from elastman.cassandra import access as access_mod
 from elastman.common import context as em_context
 from elastman.common import manager
-from elastman.common import rpc
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.monitor import health
 from elastman.monitor import readings
@@ -56,32 +54,22 @@ from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
-EVENT_TYPE = 'elastman.sample'
 #: prefix of the cluster status_reason the monitor writes (and clears)
 REASON_PREFIX = 'monitor: '
 SKIPPED_NODE_STATES = frozenset({'DELETED', 'REPLACING'})
 
 
-def to_payload(sample: dict) -> dict:
-    """A sample as published on the bus: JSON-able, ts in epoch seconds."""
-    payload = {k: sample.get(k) for k in sampler.SAMPLE_KEYS}
-    payload['cluster_id'] = str(sample['cluster_id'])
-    payload['ts'] = sample['ts'].timestamp() if hasattr(
-        sample['ts'], 'timestamp') else sample['ts']
-    return rpc.to_primitive(payload)
-
-
 class MonitorManager(manager.Manager):
-    """RPC API 1.1: status, latest_samples, sample_now."""
+    """Samples every node into the store; casts each node's read p99 to the
+    agent of its compute host. No RPC API of its own.
+    """
 
     WORKER = 'monitor'
-    target = messaging.Target(version='1.1')
 
     def __init__(self, conf, store=None, transport=None) -> None:
         super().__init__(conf)
         self.store = store
         self.transport = transport
-        self.notifier = None
         self.hostagents: hostagent_rpcapi.HostAgentAPI | None = None
         opts = conf.monitor
         excluded = frozenset(readings.SYSTEM_KEYSPACES
@@ -95,7 +83,7 @@ class MonitorManager(manager.Manager):
         self._previous: dict[tuple[str, str], readings.Reading] = {}
         self._busy: dict[tuple[str, str], concurrent.futures.Future] = {}
         self._started: dict[tuple[str, str], float] = {}
-        self._latest: dict[str, dict[str, dict]] = {}
+        self._sampled_nodes: dict[str, int] = {}
         self._lock = threading.Lock()
         self.share = None
         if store is not None and opts.use_leases:
@@ -112,12 +100,10 @@ class MonitorManager(manager.Manager):
         except Exception as exc:   # sampling falls back to CQL meanwhile
             LOG.warning('metrics source %s unavailable: %s',
                         self.source.name, exc)
-        if self.transport is not None:
-            self.notifier = rpc.get_notifier(
-                self.conf, self.transport, 'monitor.%s' % self.conf.host)
-            if self.conf.monitor.push_latency_to_hosts:
-                self.hostagents = hostagent_rpcapi.HostAgentAPI(
-                    self.conf, self.transport)
+        if self.transport is not None and \
+                self.conf.monitor.push_latency_to_hosts:
+            self.hostagents = hostagent_rpcapi.HostAgentAPI(
+                self.conf, self.transport)
 
     def stop(self) -> None:
         if self.share is not None:
@@ -131,9 +117,10 @@ class MonitorManager(manager.Manager):
 
     def describe(self) -> str:
         with self._lock:
-            nodes = sum(len(v) for v in self._latest.values())
+            nodes = sum(self._sampled_nodes.values())
+            clusters = len(self._sampled_nodes)
         return 'sampling %d node(s) of %d cluster(s) every %ss' % (
-            nodes, len(self._latest), self.conf.monitor.sampling_interval)
+            nodes, clusters, self.conf.monitor.sampling_interval)
 
     # rounds -----------------------------------------------------------------
     def sample_all(self) -> list[dict]:
@@ -187,9 +174,9 @@ class MonitorManager(manager.Manager):
                       cluster_id, exc)
             return None
 
-    def sample_cluster(self, cluster_id: uuid.UUID, nodes: list[dict],
+    def sample_cluster(self, cluster_id, nodes: list[dict],
                        cluster: dict | None = None) -> list[dict]:
-        """Read every node of one cluster in parallel; store and publish.
+        """Read every node of one cluster in parallel and store the samples.
 
         ``cluster`` (its row, if at hand) spares a read of its status.
         """
@@ -252,7 +239,7 @@ class MonitorManager(manager.Manager):
     def _collect(self, cluster_id, nodes: list[dict],
                  futures: dict[tuple[str, str], concurrent.futures.Future],
                  deadline: float, cluster: dict | None = None) -> list[dict]:
-        """Samples of one cluster from its reads; store and publish them."""
+        """Samples of one cluster from its reads; store them."""
         opts = self.conf.monitor
         nodes = self._sampled(nodes)
         denied: list[str] = []
@@ -372,33 +359,13 @@ class MonitorManager(manager.Manager):
             LOG.warning('%s; counting from CQL virtual tables only', exc)
             return self.cql_reader.read(target)
 
-    def _record(self, cluster_id: uuid.UUID, ts, samples: list[dict]) -> None:
+    def _record(self, cluster_id, ts, samples: list[dict]) -> None:
         if self.store is not None:
             self.store.samples.add_many(samples)
             total = sampler.cluster_total(samples)
             self.store.samples.add_cluster_workload(cluster_id, ts, **total)
-        if self.notifier is not None:
-            ctxt = em_context.get_admin_context()
-            for sample in samples:
-                self.notifier.info(ctxt, EVENT_TYPE, to_payload(sample))
         with self._lock:
-            self._latest[str(cluster_id)] = {
-                s['node_id']: to_payload(s) for s in samples}
-
-    # RPC API 1.1 --------------------------------------------------------------
-    def latest_samples(self, ctxt, cluster_id: str | None = None
-                       ) -> list[dict]:
-        """The newest sample of each node (of one cluster, or all)."""
-        with self._lock:
-            clusters = [cluster_id] if cluster_id else list(self._latest)
-            return [s for c in clusters
-                    for s in self._latest.get(str(c), {}).values()]
-
-    def sample_now(self, ctxt, cluster_id: str) -> list[dict]:
-        """Run a round for one cluster now and return its samples."""
-        cid = uuid.UUID(str(cluster_id))
-        samples = self.sample_cluster(cid, self.store.nodes.list(cid))
-        return [to_payload(s) for s in samples]
+            self._sampled_nodes[str(cluster_id)] = len(samples)
 
 
 def _target(node: dict,

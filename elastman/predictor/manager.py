@@ -14,12 +14,12 @@
 Every ``[predictor] period`` seconds, for every cluster whose lease it holds,
 it rebuilds the cluster's workload series from the store (bucketed to the
 period), lets the ensemble score the forecasters on the points that arrived
-since the last round, forecasts the horizon, and stores and publishes the
-forecast with the chosen forecaster and all weights. The selectors' weights
-and the forecasters' estimated parameters are stored too (the large states,
-e.g. Holt-Winters' season, after each of their full fits only), so a
-restarted predictor keeps what it learnt and re-filters instead of
-re-estimating.
+since the last round, forecasts the horizon, and stores the forecast (in
+``forecasts``, where the actuator reads it) with the chosen forecaster and
+all weights. The selectors' weights and the forecasters' estimated
+parameters are stored too (the large states, e.g. Holt-Winters' season,
+after each of their full fits only), so a restarted predictor keeps what it
+learnt and re-filters instead of re-estimating.
 """
 from __future__ import annotations
 
@@ -30,12 +30,9 @@ import threading
 import time
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
 
-from elastman.common import context
 from elastman.common import exception
 from elastman.common import manager
-from elastman.common import rpc
 from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor import history as history_mod
@@ -49,18 +46,17 @@ FITTED_SCOPE = 'predictor-fitted'
 
 
 class PredictorManager(manager.Manager):
-    """RPC API 1.1: status, forecast."""
+    """Forecasts from ``cluster_workload`` into ``forecasts``. No RPC
+    API.
+    """
 
     WORKER = 'predictor'
-    target = messaging.Target(version='1.1')
 
-    def __init__(self, conf, store=None, transport=None,
+    def __init__(self, conf, store=None,
                  ensemble: ensemble_mod.Ensemble | None = None) -> None:
         super().__init__(conf)
         self.store = store
-        self.transport = transport
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
-        self.notifier = None
         self._last_bucket: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self.share = sharing.WorkShare(
@@ -81,10 +77,6 @@ class PredictorManager(manager.Manager):
         super().start()
         if self.share is not None:
             self.share.start()
-        if self.transport is not None:
-            self.notifier = rpc.get_notifier(
-                self.conf, rpc.get_notification_transport(self.conf),
-                'predictor.%s' % self.conf.host)
 
     def periodic_tasks(self):
         return [(self.predict_all, self.conf.predictor.period)]
@@ -169,7 +161,6 @@ class PredictorManager(manager.Manager):
                         json.dumps(fitted).encode(),
                         params={'last_bucket': end})
                     self.store.models.prune(FITTED_SCOPE, '%s/%s' % key, 2)
-                self._publish(cluster_id, metric, forecast)
         return forecasts
 
     def _load_state(self, key: tuple[str, str]) -> None:
@@ -191,23 +182,3 @@ class PredictorManager(manager.Manager):
         self.ensemble.load_state(key, json.loads(row['payload']), fitted)
         self._last_bucket[key] = row['params'].get('last_bucket')
         LOG.info('predictor state of %s/%s restored', *key)
-
-    def _publish(self, cluster_id: str, metric: str,
-                 forecast: ensemble_mod.Forecast) -> None:
-        if self.notifier is None:
-            return
-        self.notifier.info(context.get_admin_context(), 'elastman.forecast',
-                           {'cluster_id': cluster_id, 'metric': metric,
-                            'values': forecast.values,
-                            'peak': forecast.peak,
-                            'upper': forecast.upper,
-                            'quantile': forecast.level,
-                            'forecaster': forecast.chosen,
-                            'weights': forecast.weights})
-
-    # -- RPC API ----------------------------------------------------------------
-    def forecast(self, ctxt, cluster_id: str, metric: str) -> dict:
-        """The latest stored forecast of a cluster's metric (API 1.1)."""
-        import uuid
-        row = self.store.forecasts.latest(uuid.UUID(str(cluster_id)), metric)
-        return rpc.to_primitive(row)

@@ -15,8 +15,8 @@ Each update round, for every cluster whose lease this trainer holds, it reads
 the samples that arrived since the last round from the store (the store, not
 the bus, is the source of truth, so a restarted or a second trainer misses
 nothing), files them in the cluster's :class:`ModelRegistry`, refits when the
-update period has passed, stores the models that changed, publishes them, and
-saves what changed in the registry (the cells the samples touched, the
+update period has passed, stores the models that changed, and saves what
+changed in the registry (the cells the samples touched, the
 summaries of the VMs and models that changed: see
 :mod:`elastman.store.model_state`). A trainer that takes a cluster over reads
 its summaries, resumes reading samples where the previous owner stopped, and
@@ -30,15 +30,10 @@ import time
 from typing import Any
 
 from oslo_log import log as logging
-import oslo_messaging as messaging
-from oslo_utils import timeutils
 
 from elastman.capacity import params as params_mod
 from elastman.capacity import registry as model_registry
-from elastman.common import context
-from elastman.common import exception
 from elastman.common import manager
-from elastman.common import rpc
 from elastman.common import timestamps
 from elastman.store import actions as actions_store
 from elastman.store import model_state as persistence
@@ -103,16 +98,15 @@ class _ClusterState:
 
 
 class TrainerManager(manager.Manager):
-    """RPC API 1.1: status, capacities, model_versions."""
+    """Fits the capacity models from ``samples`` into ``models``,
+    ``capacity_summaries`` and ``capacity_cells``. No RPC API.
+    """
 
     WORKER = 'trainer'
-    target = messaging.Target(version='1.1')
 
-    def __init__(self, conf, store=None, transport=None) -> None:
+    def __init__(self, conf, store=None) -> None:
         super().__init__(conf)
         self.store = store
-        self.transport = transport
-        self.notifier = None
         self._clusters: dict[str, _ClusterState] = {}
         self._lock = threading.RLock()
         # during a round: the clusters, and the priors found per flavour
@@ -128,10 +122,6 @@ class TrainerManager(manager.Manager):
         super().start()
         if self.share is not None:
             self.share.start()
-        if self.transport is not None:
-            self.notifier = rpc.get_notifier(
-                self.conf, rpc.get_notification_transport(self.conf),
-                'trainer.%s' % self.conf.host)
 
     def stop(self) -> None:
         with self._lock:
@@ -223,7 +213,7 @@ class TrainerManager(manager.Manager):
 
     def train_cluster(self, cluster: dict, now: float | None = None
                       ) -> list[model_registry.ModelUpdate]:
-        """Feed new samples, refit if due, store and publish what changed."""
+        """Feed new samples, refit if due, store what changed."""
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
         with self._lock:
@@ -258,9 +248,7 @@ class TrainerManager(manager.Manager):
             if registry.is_due(now):
                 updates = registry.refit(now)
                 for update in updates:
-                    version = persistence.save_update(self.store, cluster_id,
-                                                      update)
-                    self._publish(cluster_id, update, version)
+                    persistence.save_update(self.store, cluster_id, update)
             state.save(self.store)
             return updates
 
@@ -322,45 +310,6 @@ class TrainerManager(manager.Manager):
                 end = action['updated_at'] + datetime.timedelta(seconds=settle)
             windows.append((action['created_at'], end))
         return windows
-
-    def _publish(self, cluster_id: str, update, version: int) -> None:
-        if self.notifier is None:
-            return
-        self.notifier.info(context.get_admin_context(),
-                           'elastman.model.updated',
-                           {'cluster_id': cluster_id, 'scope': update.scope,
-                            'key': update.key, 'version': version,
-                            'kind': update.model.kind,
-                            'at': timeutils.utcnow().isoformat()})
-
-    # -- RPC API ----------------------------------------------------------------
-    def capacities(self, ctxt, cluster_id: str,
-                   workloads: dict[str, dict]) -> dict[str, dict]:
-        """Capacity of each node along its predicted workload (API 1.1).
-
-        ``workloads`` maps node id to a sample-like dict (reads_per_s,
-        writes_per_s, sizes); the answer maps node id to the estimate.
-        """
-        with self._lock:
-            state = self._clusters.get(str(cluster_id))
-            if state is None:
-                raise exception.NotFound(kind='trained cluster', id=cluster_id)
-            result = {}
-            for node_id, workload in workloads.items():
-                try:
-                    estimate = state.registry.capacity(node_id, workload)
-                except KeyError:
-                    result[node_id] = {'bound': 'unknown',
-                                       'reason': 'node has no model'}
-                    continue
-                result[node_id] = estimate.to_dict()
-            return rpc.to_primitive(result)
-
-    def model_versions(self, ctxt, cluster_id: str) -> dict:
-        """The registry's model versions per scope (API 1.1)."""
-        with self._lock:
-            state = self._clusters.get(str(cluster_id))
-            return state.registry.versions() if state else {}
 
 
 def _from_epoch(seconds: float) -> datetime.datetime:

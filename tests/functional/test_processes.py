@@ -18,13 +18,17 @@ import subprocess
 import sys
 import threading
 import urllib.request
+import uuid
 
+import kombu
+
+from elastman.actuator import hostevents
 from elastman.common import context
 from elastman.common import rpc
+from elastman.common.rpcapi import actuator as actuator_rpcapi
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.hostagent import manager as hostagent_manager
 from elastman.monitor import manager as monitor_manager
-from elastman.monitor import rpcapi as monitor_rpcapi
 from tests.functional import services
 
 
@@ -78,55 +82,77 @@ def test_db_sync_twice_is_a_noop(config_file):
     assert 'up to date' in _sync(config)
 
 
-def test_rpc_call_across_processes_over_rabbit(conf, config_file, rabbit):
+def test_api_scale_cast_reaches_an_actuator_process_over_rabbit(
+        conf, config_file, rabbit):
+    # the API's one RPC: a scale cast, served by a separate actuator
     config = config_file(DEFAULT={'transport_url': rabbit.url,
-                                  'host': 'monitor-under-test'})
+                                  'host': 'actuator-under-test'})
     _sync(config)
-    worker = _Process('elastman.cmd.monitor', '--config-file', config)
+    worker = _Process('elastman.cmd.actuator', '--config-file', config)
     try:
-        worker.wait_for_line('monitor worker started')
+        worker.wait_for_line('actuator worker started on topic')
         conf.set_override('transport_url', rabbit.url)
         transport = rpc.get_transport(conf)
-        client = monitor_rpcapi.MonitorAPI(conf, transport)
-        status = client.status(context.get_admin_context(),
-                               server='monitor-under-test')
-        assert status['worker'] == 'monitor'
-        assert status['host'] == 'monitor-under-test'
-        assert status['rpc_api_version'] == \
-            monitor_manager.MonitorManager.target.version
+        cluster_id = str(uuid.uuid4())
+        actuator_rpcapi.ActuatorAPI(conf, transport).scale(
+            context.get_admin_context(), cluster_id, 4, retry=1)
+        worker.wait_for_line('scale request for unknown cluster %s'
+                             % cluster_id)
         transport.cleanup()
 
         assert worker.terminate() == 0, worker.output
-        assert 'monitor worker stopped' in worker.output
+        assert 'actuator worker stopped' in worker.output
     finally:
         conf.clear_override('transport_url')
         worker.kill()
 
 
-def test_notifications_over_rabbit(conf, rabbit):
+class _Hosts:
+    def __init__(self):
+        self.reports = []
+
+    def report(self, host, vms, details=None):
+        self.reports.append((host, vms, details))
+
+
+class _Store:
+    def __init__(self):
+        self.hosts = _Hosts()
+
+
+def _queued(url, queue):
+    """Messages waiting in ``queue`` of the broker at ``url``."""
+    with kombu.Connection(url.replace('rabbit://', 'amqp://', 1)) as conn:
+        _, count, _ = conn.default_channel.queue_declare(queue=queue,
+                                                         passive=True)
+        return count
+
+
+def test_host_agent_notifications_reach_the_actuator_over_rabbit(conf,
+                                                                 rabbit):
+    # A host agent's report published before the actuator listens is kept
+    # in the topic's default queue and handled once it does; nothing is
+    # left in the queue.
     conf.set_override('transport_url', rabbit.url)
     try:
         transport = rpc.get_notification_transport(conf)
-        received = []
-
-        class Endpoint:
-            def info(self, ctxt, publisher_id, event_type, payload,
-                     metadata):
-                received.append((publisher_id, event_type, payload))
-
-        listener = rpc.get_listener(conf, transport, [Endpoint()],
-                                    pool='test')
+        notifier = rpc.get_notifier(conf, transport, 'hostagent.cmp-1')
+        vms = {'vm-1': {'interference_index': 0.25}}
+        notifier.info(context.RequestContext(), 'hostagent.interference',
+                      {'host': 'cmp-1', 'vms': vms})
+        store = _Store()
+        # as the actuator listens (elastman.actuator.manager)
+        listener = rpc.get_listener(
+            conf, transport, [hostevents.HostEventsEndpoint(store)])
         listener.start()
         try:
-            notifier = rpc.get_notifier(conf, transport, 'monitor.test')
-            notifier.info(context.get_admin_context(), 'sample.node',
-                          {'reads_per_s': 12.5})
-            services.wait_for(lambda: received, timeout=30)
+            services.wait_for(lambda: store.hosts.reports, timeout=30)
         finally:
             listener.stop()
             listener.wait()
-        assert received == [('monitor.test', 'sample.node',
-                             {'reads_per_s': 12.5})]
+        assert store.hosts.reports == [('cmp-1', vms, None)]
+        assert _queued(rabbit.url,
+                       '%s.info' % conf.rpc.notification_topic) == 0
         transport.cleanup()
     finally:
         conf.clear_override('transport_url')
@@ -203,6 +229,20 @@ def test_unreachable_store_is_one_clear_line(tmp_path):
     assert out.returncode == 1
     assert 'Cannot reach the store at 127.0.0.1:1' in out.stderr
     assert 'Traceback' not in out.stderr
+
+
+def test_store_only_worker_needs_no_broker(config_file):
+    # the trainer works from the store alone: a broker it cannot reach
+    # does not keep it from starting
+    config = config_file(DEFAULT={
+        'transport_url': 'rabbit://guest:guest@127.0.0.1:1/'})
+    _sync(config)
+    worker = _Process('elastman.cmd.trainer', '--config-file', config)
+    try:
+        worker.wait_for_line('trainer worker started (host')
+        assert worker.terminate() == 0, worker.output
+    finally:
+        worker.kill()
 
 
 def test_unreachable_broker_is_one_clear_line(tmp_path):

@@ -9,21 +9,19 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Client side of the elastman-actuator RPC API.
+"""Client side of the elastman-actuator RPC API; the API is its caller.
 
 API version history:
     1.0 - status()
     1.1 - scale()
+    2.0 - scale() only: status() had no caller and is gone
 """
 from elastman.common import rpc
 
 
 class ActuatorAPI(rpc.RPCClient):
     WORKER = 'actuator'
-    VERSION = '1.1'
-
-    def status(self, ctxt, server: str | None = None) -> dict:
-        return self.call(ctxt, 'status', version='1.0', server=server)
+    VERSION = '2.0'
 
     def scale(self, ctxt, cluster_id: str, count: int,
               flavor: str | None = None, action_id: str | None = None,
@@ -33,6 +31,6 @@ class ActuatorAPI(rpc.RPCClient):
 
         ``retry`` bounds how often the broker is retried (None: forever).
         """
-        cctxt = self._client.prepare(version='1.1', retry=retry)
+        cctxt = self._client.prepare(version='2.0', retry=retry)
         cctxt.cast(ctxt, 'scale', cluster_id=cluster_id, count=count,
                    flavor=flavor, action_id=action_id)

@@ -115,7 +115,7 @@ def test_writes_follow_the_changed_cells_and_the_actuator_reads_none(conf, store
         assert spy.touched('capacity_summaries')
         assert not spy.touched('capacity_cells')
         assert decision.inputs['model_versions']['vm'] == \
-            trainer.model_versions(None, str(cid))['vm']
+            trainer._clusters[str(cid)].registry.versions()['vm']
 
         # another trainer takes over: new samples of n03 alone; it reads
         # the cells of the models it refits (n03's and the flavour's), and

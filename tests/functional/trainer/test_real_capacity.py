@@ -55,6 +55,7 @@ import uuid
 import pytest
 
 from elastman.monitor import manager as monitor_manager
+from elastman.store import model_state
 from elastman.trainer import manager as trainer_manager
 from tests.functional.compute import cluster as local_cluster
 from tests.functional.monitor import load as load_mod
@@ -268,7 +269,9 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     workload = {'reads_per_s': ok_load * READ_SHARE, 'writes_per_s': ok_load * (1 - READ_SHARE),
                 'read_bytes_mean': last['read_bytes_mean'],
                 'write_bytes_mean': last['write_bytes_mean']}
-    est = trainer.capacities(None, str(cluster['id']), {node_id: workload})[node_id]
+    # what the actuator reads from the store
+    est = model_state.load_capacity(mgr.store, str(cluster['id'])).capacity(
+        node_id, workload).to_dict()
     grid = trainer._clusters[str(cluster['id'])].registry.grids[node_id]
     for key in sorted(map(tuple, grid.keys())):
         print('cell %s: p99 %s' % (key, [round(v) for v in grid.cell_values(key)]))

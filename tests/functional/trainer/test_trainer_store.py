@@ -18,15 +18,17 @@ import time
 
 import numpy as np
 
-from elastman.common import context
-from elastman.common import rpc
-from elastman.common import service
 from elastman.store import model_state as persistence
 from elastman.trainer import manager as trainer_manager
-from elastman.trainer import rpcapi as trainer_rpcapi
 from tests.unit.capacity import synthetic
 
 T0 = datetime.datetime(2026, 11, 1, 12, 0, 0)
+
+
+def stored_capacity(store, cluster_id, node, workload):
+    """The estimate the actuator gets from the store for ``node``."""
+    registry = persistence.load_capacity(store, str(cluster_id))
+    return registry.capacity(node, workload).to_dict()
 
 
 def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
@@ -71,7 +73,7 @@ def test_train_store_publish_and_resume(conf, store):
 
         workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
                     'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
-        estimate = first.capacities(None, str(cid), {'n1': workload})['n1']
+        estimate = stored_capacity(store, cid, 'n1', workload)
         truth = vm.capacity(0.5, 2048)
         assert math.isclose(estimate['capacity'], truth, rel_tol=0.15)
 
@@ -80,40 +82,14 @@ def test_train_store_publish_and_resume(conf, store):
         second = trainer_manager.TrainerManager(conf, store=store)
         assert second.train_cluster(cluster,
                                     now=T0.timestamp() + 3700) == []
-        resumed = second.capacities(None, str(cid), {'n1': workload})['n1']
+        resumed = second._clusters[str(cid)].registry.capacity(
+            'n1', workload).to_dict()
         assert math.isclose(resumed['capacity'], estimate['capacity'],
                             rel_tol=1e-6)
-        assert second.model_versions(None, str(cid)) == \
-            first.model_versions(None, str(cid))
+        assert second._clusters[str(cid)].registry.versions() == \
+            first._clusters[str(cid)].registry.versions()
     finally:
         conf.clear_override('update_period', 'trainer')
-
-
-def test_capacities_over_rpc(conf, store):
-    conf.set_override('transport_url', 'fake://')
-    try:
-        cluster = store.clusters.create('p', 'c', spec={})
-        store.nodes.upsert(cluster['id'], 'n1', flavor='small')
-        transport = rpc.get_transport(conf)
-        manager = trainer_manager.TrainerManager(conf, store=store,
-                                                 transport=transport)
-        worker = service.WorkerService(conf, transport, manager)
-        manager.train_cluster(cluster, now=T0.timestamp())
-        worker.start()
-        try:
-            client = trainer_rpcapi.TrainerAPI(conf, transport)
-            answer = client.capacities(context.get_admin_context(),
-                                       cluster['id'],
-                                       {'n1': {'reads_per_s': 10.0}})
-            # no samples yet: the model honestly knows nothing
-            assert answer['n1']['bound'] == 'unknown'
-            versions = client.model_versions(context.get_admin_context(),
-                                             cluster['id'])
-            assert set(versions['vm']) == {'n1'}
-        finally:
-            worker.stop()
-    finally:
-        conf.clear_override('transport_url')
 
 
 def test_model_export_import_between_clusters(conf, store, config_file,
@@ -152,8 +128,7 @@ def test_model_export_import_between_clusters(conf, store, config_file,
         trainer.train_cluster(new, now=T0.timestamp() + 7200)
         workload = {'reads_per_s': 0.6, 'writes_per_s': 0.4,
                     'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
-        estimate = trainer.capacities(None, str(new['id']),
-                                      {'m1': workload})['m1']
+        estimate = stored_capacity(store, new['id'], 'm1', workload)
         assert estimate['source'] == 'flavor'
         assert math.isclose(estimate['capacity'], vm.capacity(0.6, 2048),
                             rel_tol=0.15)
@@ -313,8 +288,7 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
                         'read_bytes_mean': 2048.0,
                         'write_bytes_mean': 2048.0,
                         'interference_index': index}
-            return trainer.capacities(None, str(cid),
-                                      {'n1': workload})['n1']['capacity']
+            return stored_capacity(store, cid, 'n1', workload)['capacity']
         for index in (0.0, 0.4):
             truth = synthetic.SyntheticVM(1.0 - index).capacity(0.5, 2048)
             assert math.isclose(capacity(index), truth, rel_tol=0.2), index

@@ -22,7 +22,6 @@ from elastman.capacity.params import ModelParams
 from elastman.capacity import registry as model_registry
 from elastman.common import exception
 from elastman.store import model_state as persistence
-from elastman.trainer import manager as trainer_manager
 from tests.unit.store import fakes
 
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
@@ -91,14 +90,12 @@ class FakeStore(fakes.FakeStateStore):
         raise exception.NotFound(kind='forecast', id=metric)
 
 
-def test_registry_and_rpc_answer_carry_seen(conf):
+def test_registry_and_its_record_carry_seen(conf):
     reg = _registry()
     est = reg.capacity('n1', CURRENT)
     assert est.seen == pytest.approx(SEEN)
     assert 1100.0 < est.capacity < SEEN       # bracketed by met and violated cells
-    trainer = trainer_manager.TrainerManager(conf)
-    trainer._clusters['c1'] = trainer_manager._ClusterState(reg, 1)
-    answer = trainer.capacities(None, 'c1', {'n1': CURRENT})['n1']
+    answer = est.to_dict()
     assert answer['seen'] == pytest.approx(SEEN)
     assert answer['capacity'] == pytest.approx(est.capacity)
 

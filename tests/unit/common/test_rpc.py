@@ -58,7 +58,7 @@ def conf():
     conf.clear_override('transport_url')
 
 
-def test_call_status_and_periodic(conf):
+def test_call_and_periodic(conf):
     transport = rpc.get_transport(conf)
     manager = EchoManager(conf)
     worker = service.WorkerService(conf, transport, manager)
@@ -68,12 +68,35 @@ def test_call_status_and_periodic(conf):
         ctxt = context.RequestContext(project_id='p1')
         assert client.echo(ctxt, [1, 2]) == {'value': [1, 2],
                                              'project': 'p1'}
-        status = client.call(ctxt, 'status')
-        assert status['worker'] == 'echo'
-        assert status['rpc_api_version'] == '1.1'
         assert manager.ticks.wait(5)
         with pytest.raises(messaging.UnsupportedVersion):
             client.too_new(ctxt)
+    finally:
+        worker.stop()
+
+
+def test_worker_without_rpc_api_serves_no_topic(conf):
+    class StoreOnly(base_manager.Manager):
+        WORKER = 'storeonly'
+
+        def __init__(self, conf):
+            super().__init__(conf)
+            self.ticks = threading.Event()
+
+        def periodic_tasks(self):
+            return [(self.ticks.set, 0.05)]
+
+    transport = rpc.get_transport(conf)
+    manager = StoreOnly(conf)
+    worker = service.WorkerService(conf, transport, manager)
+    worker.start()
+    try:
+        assert manager.ticks.wait(5)
+        client = messaging.get_rpc_client(
+            transport, messaging.Target(topic=rpc.topic(conf, 'storeonly')),
+            timeout=0.5)
+        with pytest.raises(messaging.MessagingTimeout):
+            client.call({}, 'describe')
     finally:
         worker.stop()
 

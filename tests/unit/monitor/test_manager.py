@@ -19,7 +19,6 @@ from elastman.common import config as em_config
 from elastman.monitor import jmx
 from elastman.monitor import manager as monitor_manager
 from elastman.monitor import readings
-from elastman.monitor import rpcapi
 from elastman.monitor import sources
 from elastman.monitor.sources import jmx as jmx_source
 from tests.unit.store import fakes
@@ -87,14 +86,6 @@ class FakeStore:
         return {c: self._nodes for c in cluster_ids}
 
 
-class FakeNotifier:
-    def __init__(self):
-        self.sent = []
-
-    def info(self, ctxt, event_type, payload):
-        self.sent.append((event_type, payload))
-
-
 def node(name, address):
     return {'node_id': name, 'address': address, 'cql_port': 9042,
             'jmx_host': '127.0.0.1', 'jmx_port': 7199, 'state': 'ACTIVE'}
@@ -106,7 +97,6 @@ def mgr(conf, monkeypatch):
     store = FakeStore(cid, [node('a', '10.0.0.1'), node('b', '10.0.0.2'),
                             node('c', '10.0.0.3')])
     m = monitor_manager.MonitorManager(conf, store=store)
-    m.notifier = FakeNotifier()
     counts = {'a': 0}
     release = threading.Event()
 
@@ -143,12 +133,7 @@ def test_down_and_hung_nodes_do_not_stall_others(mgr):
     assert len(store.samples.samples) == 6
     assert store.samples.totals[-1]['nodes_up'] == 1
     assert store.samples.totals[-1]['nodes_total'] == 3
-    event, payload = mgr.notifier.sent[-1]
-    assert event == 'elastman.sample'
-    assert isinstance(payload['cluster_id'], str)
-    assert isinstance(payload['ts'], float)
-    latest = mgr.latest_samples(None, str(store.cluster_id))
-    assert {s['node_id'] for s in latest} == {'a', 'b', 'c'}
+    assert 'sampling 3 node(s) of 1 cluster(s)' in mgr.describe()
 
 
 def test_jmx_failure_falls_back_to_cql(mgr, monkeypatch):
@@ -200,9 +185,9 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
     assert mgr.hostagents.endpoints == ('127.0.0.1', 7199)
 
 
-def test_rpc_versions():
-    assert monitor_manager.MonitorManager.target.version == '1.1'
-    assert rpcapi.MonitorAPI.VERSION == '1.1'
+def test_no_rpc_api():
+    # the monitor's products are in the store; it serves no topic
+    assert monitor_manager.MonitorManager.target is None
 
 
 def test_jmx_reader_filters_keyspaces():
