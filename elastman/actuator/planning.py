@@ -113,6 +113,12 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
     capacity becomes the load served now, with bound ``exact`` in the band
     and ``upper`` above the SLO: what was measured, not extrapolated (the
     policy's headroom then asks for that much more room).
+
+    A VM below the band meets the SLO at the load it serves: where the model
+    claims less (a model that has just learnt an overload, whose boundary
+    sits at the origin), its capacity becomes that load as a ``lower`` bound,
+    so that a pessimistic model never asks for VMs the measurements say are
+    not needed.
     """
     if not measured:
         return dict(estimates)
@@ -120,11 +126,18 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
     warn = policy.guard_warning * policy.slo_threshold_ms
     for node, est in estimates.items():
         value = measured.get(node)
-        if value is None or not math.isfinite(value) or value < warn:
+        if value is None or not math.isfinite(value):
             continue
         now_load = sum(float(current.get(node, {}).get(k) or 0.0)
                        for k in workload.LOAD_KEYS)
         if now_load <= 0:
+            continue
+        if value < warn:
+            if est.capacity < now_load:
+                est = copy.copy(est)
+                est.capacity, est.source = now_load, 'latency'
+                est.bound, est.seen = cap_mod.LOWER, math.nan
+                out[node] = est
             continue
         red = value > policy.slo_threshold_ms
         if not (est.capacity <= now_load):

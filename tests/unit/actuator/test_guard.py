@@ -141,3 +141,18 @@ def test_the_measured_latency_disposes_of_an_optimistic_model():
     assert (out['b'].capacity, out['b'].bound) == (100.0, 'upper')   # above the SLO
     assert out['c'] is model['c']                       # green: the model stands
     assert model['a'].capacity == 300.0                 # the inputs are not changed
+
+
+def test_the_measured_latency_disposes_of_a_pessimistic_model():
+    # a model that has just learnt an overload puts the boundary at the
+    # origin; a VM that meets the SLO serves at least what it serves now
+    p = policy()
+    current = {'a': {'reads_per_s': 80, 'writes_per_s': 20},
+               'b': {'reads_per_s': 80, 'writes_per_s': 20}}
+    model = {n: SimpleNamespace(load=100.0, capacity=0.0, bound='exact',
+                                seen=300.0, source='flavor') for n in current}
+    out = planning.disposed(p, model, current, {'a': 10.0, 'b': 30.0})
+    assert (out['a'].capacity, out['a'].bound, out['a'].source) == (
+        100.0, 'lower', 'latency')
+    assert out['b'] is model['b']           # in the band: at most what it serves
+    assert model['a'].capacity == 0.0

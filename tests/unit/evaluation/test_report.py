@@ -53,11 +53,11 @@ def test_orderings_on_a_ramp(rows):
     # the oracle is the cheapest of the policies without violations
     assert oracle['vm_hours'] == min(r['vm_hours'] for r in by.values()
                                      if r['violation_minutes'] == 0)
-    # SLO first: on a smooth ramp elastman violates no more than the
-    # baselines it is measured against
-    for name in ('elastman', 'elastman-noprediction'):
-        assert by[name]['violation_minutes'] <= min(
-            by[b]['violation_minutes'] for b in ('reactive', 'target'))
+    # the SLO-first bar where target tracking keeps the SLO: at most 1% of
+    # the run in violation, at fewer VM-hours than target tracking
+    assert by['target']['violation_pct'] <= 1.0
+    assert by['elastman']['violation_pct'] <= 1.0
+    assert by['elastman']['vm_hours'] < by['target']['vm_hours']
     assert by['oracle']['vm_hours_vs_oracle'] == pytest.approx(1.0)
 
 
