@@ -116,9 +116,10 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
 
     A VM below the band meets the SLO at the load it serves: where the model
     claims less (a model that has just learnt an overload, whose boundary
-    sits at the origin), its capacity becomes that load as a ``lower`` bound,
-    so that a pessimistic model never asks for VMs the measurements say are
-    not needed.
+    sits at the origin), its capacity becomes that load, the least it is
+    known to have. The model's bound stays, so that a forecast above that
+    load still scales out ahead of it, sized from what the VM serves now
+    rather than from the model's near-zero capacity.
     """
     if not measured:
         return dict(estimates)
@@ -136,7 +137,6 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
             if est.capacity < now_load:
                 est = copy.copy(est)
                 est.capacity, est.source = now_load, 'latency'
-                est.bound, est.seen = cap_mod.LOWER, math.nan
                 out[node] = est
             continue
         red = value > policy.slo_threshold_ms

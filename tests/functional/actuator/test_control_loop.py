@@ -82,6 +82,9 @@ class FakeNodetool:
     def decommission(self, **kwargs):
         pass
 
+    def netstats(self):
+        return {'mode': 'NORMAL'}
+
 
 def _cluster(store, name, trend, now, vm, rng):
     """A 3-node cluster whose VMs were seen around their capacity and whose
@@ -96,7 +99,7 @@ def _cluster(store, name, trend, now, vm, rng):
     for node in NODES:
         store.nodes.upsert(cluster['id'], node, flavor='small', state='UN',
                            address=node, jmx_host='127.0.0.1', jmx_port=1,
-                           seed=node == 'n1')
+                           seed=node == 'n1', server_id='srv-' + node)
         for i in range(360):   # a walk around the capacity surface
             share, size = rng.uniform(0.3, 0.7), rng.uniform(1024, 3072)
             load = rng.uniform(0.2, 1.8) * vm.capacity(share, size)
@@ -131,6 +134,12 @@ def _loop(conf, store, cluster, now):
     for minutes_ago in range(30, -1, -1):   # the forecasters earn weights
         predictor.predict_cluster(cluster, now=now - 60 * minutes_ago)
     driver = FakeDriver(conf)
+    for node in store.nodes.list(cluster['id']):   # the cluster's servers
+        driver.servers[node['server_id']] = compute.Server(
+            id=node['server_id'], name=node['node_id'],
+            address=node['address'], flavor='small', status=compute.ACTIVE,
+            metadata={compute.CLUSTER_TAG: str(cluster['id'])},
+            jmx_port=7199)
     actuator = actuator_manager.ActuatorManager(conf, store=store,
                                                 driver=driver)
     actuator.start()

@@ -153,6 +153,6 @@ def test_the_measured_latency_disposes_of_a_pessimistic_model():
                                 seen=300.0, source='flavor') for n in current}
     out = planning.disposed(p, model, current, {'a': 10.0, 'b': 30.0})
     assert (out['a'].capacity, out['a'].bound, out['a'].source) == (
-        100.0, 'lower', 'latency')
+        100.0, 'exact', 'latency')
     assert out['b'] is model['b']           # in the band: at most what it serves
     assert model['a'].capacity == 0.0
