@@ -102,6 +102,11 @@ def estimates_for(registry: Any, per_vm: Mapping[str, Mapping[str, Any]],
     return out
 
 
+#: A green VM whose model capacity is below this fraction of the load it
+#: serves has a model the measurement contradicts (:func:`disposed`).
+CONTRADICTED = 0.05
+
+
 def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
              current: Mapping[str, Mapping[str, Any]],
              measured: Mapping[str, float] | None) -> dict[str, Any]:
@@ -114,12 +119,13 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
     and ``upper`` above the SLO: what was measured, not extrapolated (the
     policy's headroom then asks for that much more room).
 
-    A VM below the band meets the SLO at the load it serves: where the model
-    claims less (a model that has just learnt an overload, whose boundary
-    sits at the origin), its capacity becomes that load, the least it is
-    known to have. The model's bound stays, so that a forecast above that
-    load still scales out ahead of it, sized from what the VM serves now
-    rather than from the model's near-zero capacity.
+    A VM below the band meets the SLO at the load it serves. Where the model
+    claims less than :data:`CONTRADICTED` of that load (a model that has
+    just learnt an overload and put its boundary near the origin), the
+    measurement contradicts it: its capacity becomes the load served now, so
+    that it cannot ask for ``max_vm_excess`` times the cluster period after
+    period. A model somewhat below the served load is left alone: a VM can
+    be green close to its cliff.
     """
     if not measured:
         return dict(estimates)
@@ -134,7 +140,7 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
         if now_load <= 0:
             continue
         if value < warn:
-            if est.capacity < now_load:
+            if est.capacity < CONTRADICTED * now_load:
                 est = copy.copy(est)
                 est.capacity, est.source = now_load, 'latency'
                 out[node] = est
