@@ -205,7 +205,7 @@ def _boot(tenant, name: str, seeds: str):
     """A server of ``tenant`` whose guest runs a Cassandra node of the ring."""
     user_data = string.Template(USER_DATA.read_text()).safe_substitute(
         name=name, flavor=FLAVOR, cluster='', cluster_name=RING_NAME,
-        seeds=seeds)
+        seeds=seeds, replace_address='')
     conn = tenant.cloud()
     server = conn.compute.create_server(
         name=name, flavorRef=FLAVOR, imageRef=tenant.image_id,

@@ -88,13 +88,15 @@ def _read_back(address):
 
 
 def _replace_dead_node(conf, cloud, api, alice, cluster_id):
-    """Power a non-seed node's server off, mark the node DEAD as the monitor
+    """Power a node's server off, mark the node DEAD as the monitor
     does once it misses its samples, and journal the replace action the
     healer would: the executor boots its replacement through Nova.
     """
     cid = uuid.UUID(cluster_id)
-    nodes = cloud.store.nodes.list(cid)
-    dead = next(n for n in nodes if not n.get('seed'))
+    nodes = sorted(cloud.store.nodes.list(cid), key=lambda n: n['address'])
+    # the nodes a create boots are all seeds; the replacement joins through
+    # the live ones
+    dead = nodes[-1]
     live = next(n for n in nodes if n['node_id'] != dead['node_id'])
     alice.cloud().compute.stop_server(dead['server_id'])
     tool = nodetool_mod.Nodetool(conf, live['address'], live['jmx_port'])
