@@ -219,10 +219,12 @@ class ComputeDriver(abc.ABC):
         """Poll until the server's status is one of ``statuses``.
 
         DELETED is reached when the server is gone. WaitTimeout after
-        ``timeout`` seconds; ComputeError if it lands in ``fail_on``.
+        ``timeout`` seconds; ComputeError if it lands in ``fail_on``, except
+        while waiting for a deletion: a server on its way out (a dead node's,
+        often SHUTOFF or ERROR) may pass through any status.
         """
         wanted = {statuses} if isinstance(statuses, str) else set(statuses)
-        failing = set(fail_on) - wanted
+        failing = set() if DELETED in wanted else set(fail_on) - wanted
         deadline = time.monotonic() + timeout
         last = None
         while True:

@@ -258,6 +258,17 @@ def test_wait_for_active_and_deleted(driver, conn):
     assert driver.wait_for_state('s', base.DELETED).status == base.DELETED
 
 
+def test_a_dead_server_on_its_way_out_is_waited_for(driver, conn):
+    # a dead node's server is SHUTOFF (ERROR to the driver) until Nova has
+    # deleted it: a deletion wait does not give up on that status
+    conn.compute.servers_by_id['s'] = make_server(id='s', status='SHUTOFF')
+    assert driver.get('s').status == base.ERROR
+    with pytest.raises(base.WaitTimeout):
+        driver.wait_for_state('s', base.DELETED, timeout=0.2, interval=0.05)
+    del conn.compute.servers_by_id['s']
+    assert driver.wait_for_state('s', base.DELETED).status == base.DELETED
+
+
 def test_wait_timeout_defaults_to_boot_timeout(driver, conn, nova_conf):
     nova_conf.set_override('boot_timeout', 1, 'nova')
     conn.compute.servers_by_id['s'] = make_server(id='s', status='BUILD')
