@@ -127,9 +127,10 @@ def register_opts(conf):
     ks_loading.register_auth_conf_options(conf, GROUP)
 
 
-def _password_opts():
+def password_opts():
     """The password plugin's options, for the sample: keystoneauth marks
-    auth-url required, yet a clouds.yaml cloud or another plugin needs none.
+    auth-url required, yet a clouds.yaml cloud or another plugin needs none
+    ([nova] and [trustee] both list them).
     """
     opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
     for opt in opts:
@@ -142,4 +143,4 @@ def list_opts():
              nova_opts
              + ks_loading.get_session_conf_options()
              + ks_loading.get_auth_common_conf_options()
-             + _password_opts())]
+             + password_opts())]

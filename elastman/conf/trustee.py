@@ -19,10 +19,10 @@ keystoneauth's (``auth_type = password``, ``auth_url``, ``username``,
 ``password``, ``user_domain_name``, ...), without a project: the trust gives
 the scope.
 """
-import copy
-
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
+
+from elastman.conf import nova as nova_conf
 
 GROUP = 'trustee'
 
@@ -47,16 +47,9 @@ def register_opts(conf):
     ks_loading.register_auth_conf_options(conf, GROUP)
 
 
-def _password_opts():
-    opts = copy.deepcopy(ks_loading.get_auth_plugin_conf_options('password'))
-    for opt in opts:
-        opt.required = False
-    return opts
-
-
 def list_opts():
     return [(_group(),
              trustee_opts
              + ks_loading.get_session_conf_options()
              + ks_loading.get_auth_common_conf_options()
-             + _password_opts())]
+             + nova_conf.password_opts())]
