@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import time
 import uuid
 
@@ -38,6 +39,9 @@ from elastman.compute import flavors as flavor_mod
 LOG = logging.getLogger(__name__)
 
 SERVER_FILE = 'server.json'
+# a server still BUILD this long after its record was written is stale, even
+# when a process with the builder's pid exists (the pid was reused)
+BUILD_TIMEOUT = 600.0
 
 # Read-size tracking (CoordinatorReadSize) only runs with read thresholds on;
 # the warn levels are far above any row the monitor would ever see.
@@ -104,10 +108,18 @@ class LocalDriver(base.ComputeDriver):
             raise base.ServerNotFound(id=server_id)
 
     def _write(self, record: dict) -> None:
-        path = os.path.join(self._dir(record['id']), SERVER_FILE)
-        with open(path + '.tmp', 'w') as f:
-            json.dump(record, f, indent=1, sort_keys=True)
-        os.replace(path + '.tmp', path)
+        # a temporary file of this writer's own: another process's driver
+        # may write the same record at the same moment (both recovering)
+        directory = self._dir(record['id'])
+        fd, tmp = tempfile.mkstemp(prefix='.' + SERVER_FILE, dir=directory)
+        try:
+            with os.fdopen(fd, 'w') as f:
+                json.dump(record, f, indent=1, sort_keys=True)
+            os.replace(tmp, os.path.join(directory, SERVER_FILE))
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
     def _records(self) -> list[dict]:
         records = []
@@ -198,7 +210,7 @@ class LocalDriver(base.ComputeDriver):
                 'storage_port': self.opts.storage_port,
                 'jmx_port': self.opts.jmx_port_base + host_index,
                 'created_at': time.time(), 'building': True,
-                'seeds': seeds,
+                'builder_pid': os.getpid(), 'seeds': seeds,
             }
             os.makedirs(self._dir(server_id))
             self._write(record)
@@ -284,8 +296,9 @@ class LocalDriver(base.ComputeDriver):
     def recover(self) -> list[base.Server]:
         """Re-attach to the servers of an earlier run; finish half-made ones.
 
-        A server whose creation was interrupted (still BUILD, no process) is
-        removed; running ones are adopted; stopped ones stay in ERROR for the
+        A server whose creation was interrupted (still BUILD, no process, and
+        the process that was creating it gone or silent for
+        ``BUILD_TIMEOUT`` seconds) is removed; running ones are adopted; stopped ones stay in ERROR for the
         caller to reboot or delete.
         """
         for entry in sorted(os.listdir(self.state_dir)):
@@ -300,6 +313,11 @@ class LocalDriver(base.ComputeDriver):
             if os.path.exists(os.path.join(path, 'node.json')):
                 running = cassandra_node.LocalNode.load(
                     self.conf, path).is_running()
+            if record is not None and record.get('building') and (
+                    not running and _process_alive(record.get('builder_pid'))
+                    and time.time() - record['created_at'] < BUILD_TIMEOUT):
+                # another driver (another worker process) is creating it now
+                continue
             if record is None or (record.get('building') and not running):
                 LOG.warning('removing half-created local server %s', entry)
                 self.delete(entry)
@@ -348,6 +366,19 @@ def _port_open(address: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _process_alive(pid: int | None) -> bool:
+    """True if process ``pid`` exists on this host."""
+    if not pid:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _is_wrapper(pid: int) -> bool:
