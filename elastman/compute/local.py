@@ -296,10 +296,10 @@ class LocalDriver(base.ComputeDriver):
     def recover(self) -> list[base.Server]:
         """Re-attach to the servers of an earlier run; finish half-made ones.
 
-        A server whose creation was interrupted (still BUILD, no process, and
-        the process that was creating it gone or silent for
-        ``BUILD_TIMEOUT`` seconds) is removed; running ones are adopted; stopped ones stay in ERROR for the
-        caller to reboot or delete.
+        A server whose creation was interrupted (still BUILD, no process,
+        and the process that was creating it gone or ``BUILD_TIMEOUT``
+        seconds past) is removed; running ones are adopted; stopped ones
+        stay in ERROR for the caller to reboot or delete.
         """
         for entry in sorted(os.listdir(self.state_dir)):
             path = self._dir(entry)
