@@ -52,6 +52,7 @@ class ActuatorManager(manager.Manager):
 
     WORKER = 'actuator'
     target = messaging.Target(version='2.0')
+    RPC_METHODS = ('scale',)
 
     def __init__(self, conf, store=None, transport=None,
                  driver: compute.ComputeDriver | None = None) -> None:

@@ -29,11 +29,14 @@ class Manager:
     ``WORKER`` names the worker (and its RPC topic). ``target`` carries the
     newest RPC API version the manager implements; None (the default)
     means the worker has no RPC API and serves no topic: it works from the
-    store alone.
+    store alone. ``RPC_METHODS`` names the methods :class:`RPCEndpoint`
+    serves.
     """
 
     WORKER: str = ''
     target: messaging.Target | None = None
+    # the methods served on the bus; every other method stays local
+    RPC_METHODS: tuple[str, ...] = ()
 
     def __init__(self, conf) -> None:
         self.conf = conf
@@ -54,3 +57,15 @@ class Manager:
     def describe(self) -> str:
         """A short account of the worker's current job, for the log."""
         return 'nothing to do yet'
+
+
+class RPCEndpoint:
+    """What a worker serves on its topic: its manager's ``RPC_METHODS`` and
+    nothing else (oslo.messaging would otherwise dispatch to any public
+    method of the object, such as a periodic task).
+    """
+
+    def __init__(self, manager: Manager) -> None:
+        self.target = manager.target
+        for name in manager.RPC_METHODS:
+            setattr(self, name, getattr(manager, name))

@@ -56,8 +56,9 @@ class WorkerService(Service):
         self.name = manager.WORKER
         self._server = None
         if manager.target is not None:
-            self._server = rpc.get_server(conf, transport, manager.WORKER,
-                                          [manager])
+            self._server = rpc.get_server(
+                conf, transport, manager.WORKER,
+                [base_manager.RPCEndpoint(manager)])
         self._periodic: periodics.PeriodicWorker | None = None
         self._periodic_thread: threading.Thread | None = None
 

@@ -54,6 +54,7 @@ class HostAgentManager(manager.Manager):
 
     WORKER = 'hostagent'
     target = messaging.Target(version='2.0')
+    RPC_METHODS = ('push_latency',)
 
     def __init__(self, conf, transport=None, libvirt_open=None) -> None:
         super().__init__(conf)

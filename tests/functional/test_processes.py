@@ -24,6 +24,7 @@ import kombu
 
 from elastman.actuator import hostevents
 from elastman.common import context
+from elastman.common import manager as manager_base
 from elastman.common import rpc
 from elastman.common.rpcapi import actuator as actuator_rpcapi
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
@@ -168,7 +169,8 @@ def test_monitor_feeds_latencies_to_the_host_agent_over_rabbit(conf, rabbit,
     try:
         transport = rpc.get_transport(conf)
         agent = hostagent_manager.HostAgentManager(conf, transport)
-        server = rpc.get_server(conf, transport, 'hostagent', [agent])
+        server = rpc.get_server(conf, transport, 'hostagent',
+                                [manager_base.RPCEndpoint(agent)])
         server.start()
         try:
             monitor = monitor_manager.MonitorManager(conf, transport=transport)

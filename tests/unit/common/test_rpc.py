@@ -26,6 +26,7 @@ from elastman.common import service
 class EchoManager(base_manager.Manager):
     WORKER = 'echo'
     target = messaging.Target(version='1.1')
+    RPC_METHODS = ('echo',)
 
     def __init__(self, conf):
         super().__init__(conf)
@@ -47,6 +48,9 @@ class EchoAPI(rpc.RPCClient):
 
     def too_new(self, ctxt):
         return self.call(ctxt, 'echo', version='2.0', value=None)
+
+    def not_served(self, ctxt):
+        return self.call(ctxt, 'periodic_tasks', version='1.1')
 
 
 @pytest.fixture
@@ -71,6 +75,9 @@ def test_call_and_periodic(conf):
         assert manager.ticks.wait(5)
         with pytest.raises(messaging.UnsupportedVersion):
             client.too_new(ctxt)
+        # a public method that is not in RPC_METHODS is not on the bus
+        with pytest.raises(messaging.NoSuchMethod):
+            client.not_served(ctxt)
     finally:
         worker.stop()
 

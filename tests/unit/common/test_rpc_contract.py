@@ -23,6 +23,7 @@ import re
 import pytest
 
 from elastman.cmd import workers
+from elastman.common import manager as manager_base
 from elastman.common import rpc
 from elastman.common import rpcapi
 
@@ -104,6 +105,7 @@ def test_client_methods_are_served_by_the_manager(cls):
         pinned = tuple(int(p) for p in version.split('.'))
         # oslo.messaging: same major version, minor not newer than served
         assert pinned[0] == served[0] and pinned <= served, (name, version)
+        assert method in manager.RPC_METHODS, (manager.__name__, method)
         endpoint = getattr(manager, method, None)
         assert callable(endpoint), '%s.%s' % (manager.__name__, method)
         inspect.signature(endpoint).bind(None, None, **kwargs)
@@ -151,3 +153,13 @@ def test_every_notification_has_a_listener():
     assert rules
     for kind in published:
         assert any(re.match(rule, kind) for rule in rules), kind
+
+
+@pytest.mark.parametrize('cls', CLIENTS, ids=lambda c: c.__name__)
+def test_the_bus_reaches_only_the_rpc_methods(cls):
+    manager_cls = workers.manager_class(cls.WORKER)
+    manager = manager_cls.__new__(manager_cls)
+    endpoint = manager_base.RPCEndpoint(manager)
+    public = {name for name in vars(endpoint) if not name.startswith('_')}
+    assert public == {'target', *manager_cls.RPC_METHODS}
+    assert not hasattr(endpoint, 'periodic_tasks')
