@@ -198,6 +198,10 @@ class Cloud:
         path = self.lab_dir / 'guests' / server_id / 'guest.json'
         return json.loads(path.read_text())
 
+    def server_groups(self) -> list:
+        """Every server group of the lab, as the admin sees it."""
+        return list(self.admin.compute.server_groups(all_projects=True))
+
     def trusts(self) -> list:
         """The trusts to elastman's trustee that can still be used."""
         now = datetime.datetime.now(datetime.timezone.utc).strftime(
@@ -205,6 +209,64 @@ class Cloud:
         return [t for t in self.keystone.admin.trusts.list()
                 if t.trustee_user_id == self.trustee_user_id
                 and (t.expires_at is None or t.expires_at > now)]
+
+
+class Leftovers:
+    """What one test made in the tenant cloud, removed after it whatever
+    its outcome: its clusters through the API (their servers, server group
+    and trust with them), then, through Nova's admin, every server and
+    server group still in the tenants' projects. What it had to remove is
+    printed and kept in ``swept``: a passing test leaves nothing for it.
+    """
+
+    def __init__(self, cloud: Cloud) -> None:
+        self.cloud = cloud
+        self.clusters: list[tuple[ApiClient, str]] = []
+        self.callbacks: list = []
+        self.swept: list[str] = []
+
+    def later(self, callback) -> None:
+        """Call ``callback`` first when cleaning (e.g. a stack's delete)."""
+        self.callbacks.append(callback)
+
+    def cluster(self, api: ApiClient, cluster_id: str) -> str:
+        self.clusters.append((api, cluster_id))
+        return cluster_id
+
+    def clean(self) -> None:
+        for callback in self.callbacks:
+            try:
+                callback()
+            except Exception as exc:
+                print('cleaning up: %s' % exc)
+        for api, cluster_id in self.clusters:
+            try:
+                if api('GET', '/v1/clusters/%s' % cluster_id).status_code \
+                        == 404:
+                    continue
+                self.swept.append('cluster %s' % cluster_id)
+                api('DELETE', '/v1/clusters/%s' % cluster_id)
+                api.wait_gone(cluster_id, timeout=300)
+            except Exception as exc:   # Nova's admin removes the rest
+                print('cluster %s not deleted: %s' % (cluster_id, exc))
+        projects = {t.project_id for t in self.cloud.tenants.values()}
+        admin = self.cloud.admin.compute
+        servers = [s for s in self.cloud.servers()
+                   if s.project_id in projects]
+        for server in servers:
+            self.swept.append('server %s (%s)' % (server.name, server.id))
+            admin.delete_server(server.id, ignore_missing=True)
+        for server in servers:
+            try:
+                admin.wait_for_delete(server, wait=180)
+            except Exception as exc:
+                print('server %s not deleted: %s' % (server.id, exc))
+        for group in self.cloud.server_groups():
+            if group.project_id in projects:
+                self.swept.append('server group %s' % group.name)
+                admin.delete_server_group(group.id, ignore_missing=True)
+        if self.swept:
+            print('removed after the test: %s' % ', '.join(self.swept))
 
 
 def _user_session(keystone, user: str, project: str) -> ks_session.Session:
@@ -276,6 +338,7 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
     processes: dict[str, Process] = {}
     pids: list[int] = []
     opened = None
+    made = None
     started = time.monotonic()
     try:
         result = subprocess.run([str(LAB_SH), 'start'], env=env,
@@ -358,9 +421,21 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
         opened = em_store.Store.open(conf)
         trustee = keystone.admin.users.list(name='elastman')[0].id
         print('tenant cloud ready in %.1fs' % (time.monotonic() - started))
-        yield Cloud(keystone, api_url, lab_dir, admin, tenants, opened,
-                    processes, conf_file, trustee)
+        made = Cloud(keystone, api_url, lab_dir, admin, tenants, opened,
+                     processes, conf_file, trustee)
+        yield made
     finally:
+        # after the package nothing of it is left in Nova
+        left_in_nova = None
+        if made is not None:
+            try:
+                left_in_nova = ([(s.name, s.project_id, s.status)
+                                 for s in made.servers()],
+                                [(g.name, g.project_id)
+                                 for g in made.server_groups()])
+            except Exception as exc:
+                left_in_nova = ('could not list', str(exc))
+            print('left in nova after the package: %s' % (left_in_nova,))
         for proc in processes.values():
             proc.stop()
             print('---- %s (last 3000 characters)\n%s'
@@ -383,8 +458,19 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
                                 capture_output=True, text=True).stdout.split()
         assert not left and not guests, ('nova lab processes left', left,
                                          guests)
+        assert left_in_nova in (None, ([], [])), left_in_nova
         print('tenant cloud up for %.1fs in all'
               % (time.monotonic() - started))
+
+
+@pytest.fixture
+def leftovers(cloud):
+    """The test's clusters and servers, removed after it (see Leftovers)."""
+    tracker = Leftovers(cloud)
+    try:
+        yield tracker
+    finally:
+        tracker.clean()
 
 
 @pytest.fixture(scope='package')

@@ -9,10 +9,12 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""A real heat-engine (and heat-api) runs a stack with OS::Elastman::Cluster
-against the running elastman API: it registers an existing Cassandra cluster,
-which elastman discovers and maps to the tenant's servers; a stack update
-changes the policy and the size; the stack delete unregisters it.
+"""A real heat-engine (and heat-api) runs stacks with OS::Elastman::Cluster
+against the running elastman API. One registers an existing Cassandra
+cluster, which elastman discovers and maps to the tenant's servers; a stack
+update changes the policy and the size; the stack delete unregisters it.
+Another creates a cluster through Nova; its stack delete removes the cluster,
+its servers and its server group.
 
 The existing cluster: two servers alice booted herself in tenant-a (the same
 user data template elastman uses) and one of bob's in tenant-b that joined
@@ -62,6 +64,22 @@ TEMPLATE = {
                        'max_size': {'get_param': 'max_size'}}}}},
     'outputs': {'cluster_id': {'value': {'get_resource': 'shop'}},
                 'size': {'value': {'get_attr': ['shop', 'size']}}},
+}
+
+CREATE_TEMPLATE = {
+    'heat_template_version': '2021-04-16',
+    'parameters': {'image': {'type': 'string'},
+                   'network': {'type': 'string'}},
+    'resources': {'ledger': {
+        'type': 'OS::Elastman::Cluster',
+        'properties': {
+            'name': 'ledger', 'flavor': FLAVOR, 'size': 1,
+            'image': {'get_param': 'image'},
+            'networks': [{'get_param': 'network'}],
+            'security_groups': ['cassandra'],
+            'server_group_policy': 'soft-anti-affinity',
+            'policy': {'dry_run': True, 'min_size': 1, 'max_size': 3}}}},
+    'outputs': {'cluster_id': {'value': {'get_resource': 'ledger'}}},
 }
 
 
@@ -231,8 +249,19 @@ def _wait_ring(conf, jmx_host: str, size: int, timeout: float = 900):
     return services.wait_for(ring, timeout=timeout, interval=5)
 
 
+def _stacks(cloud, tenant) -> openstack.connection.Connection:
+    """Heat as ``tenant``'s user sees it (a new token: its catalog has the
+    orchestration endpoint).
+    """
+    return openstack.connection.Connection(session=cloud.keystone.session(
+        tenant.user, ks.PASSWORD, tenant.name))
+
+
 def test_heat_stack_registers_updates_and_unregisters(cloud, heat, alice,
-                                                      bob, conf):
+                                                      bob, conf, leftovers):
+    trusts_before = {t.id for t in cloud.trusts()}
+    stacks = _stacks(cloud, alice)
+    leftovers.later(lambda: stacks.delete_stack('shop', wait=True))
     # the tenant's existing cluster: alice's two servers, bob's one
     a1, a1_address = _boot(alice, 'shop-1', '')
     _wait_ring(conf, a1_address, 1)
@@ -246,57 +275,94 @@ def test_heat_stack_registers_updates_and_unregisters(cloud, heat, alice,
             "ALTER KEYSPACE system_distributed WITH replication = "
             "{'class': 'SimpleStrategy', 'replication_factor': 2}")
 
-    # a new token: its catalog has the orchestration endpoint
-    stacks = openstack.connection.Connection(session=cloud.keystone.session(
-        alice.user, ks.PASSWORD, alice.name))
     template = pathlib.Path(heat.base) / 'shop.yaml'
     template.write_text(yaml.safe_dump(TEMPLATE))
     api = alice.api(cloud.api_url)
-    try:
-        stack = stacks.create_stack('shop', template_file=str(template),
-                                    wait=True, timeout=600, seed=a1_address)
-        assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
-                                                   heat.logs())
-        cluster_id = {o['output_key']: o['output_value']
-                      for o in stack.outputs}['cluster_id']
-        doc = api.wait_cluster(cluster_id, timeout=300)
-        [register] = api.actions(cluster_id)
-        assert register['kind'] == 'register'
-        assert register['state'] == 'SUCCEEDED', register
-        nodes = {n['address']: n for n in doc['nodes']}
-        assert set(nodes) == {a1_address, a2_address, b1_address}
-        assert nodes[a1_address]['server_id'] == a1.id
-        assert nodes[a2_address]['server_id'] == a2.id
-        assert nodes[b1_address]['server_id'] is None   # not alice's
-        assert doc['spec']['cluster_name'] == RING_NAME
-        assert doc['spec']['image'] == alice.image_id
-        assert doc['policy']['max_size'] == 5
+    stack = stacks.create_stack('shop', template_file=str(template),
+                                wait=True, timeout=600, seed=a1_address)
+    assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
+                                               heat.logs())
+    cluster_id = {o['output_key']: o['output_value']
+                  for o in stack.outputs}['cluster_id']
+    leftovers.cluster(api, cluster_id)
+    doc = api.wait_cluster(cluster_id, timeout=300)
+    [register] = api.actions(cluster_id)
+    assert register['kind'] == 'register'
+    assert register['state'] == 'SUCCEEDED', register
+    nodes = {n['address']: n for n in doc['nodes']}
+    assert set(nodes) == {a1_address, a2_address, b1_address}
+    assert nodes[a1_address]['server_id'] == a1.id
+    assert nodes[a2_address]['server_id'] == a2.id
+    assert nodes[b1_address]['server_id'] is None   # not alice's
+    assert doc['spec']['cluster_name'] == RING_NAME
+    assert doc['spec']['image'] == alice.image_id
+    assert doc['policy']['max_size'] == 5
 
-        # the update: policy and size; only a node elastman manages goes
-        stack = stacks.update_stack('shop', template_file=str(template),
-                                    wait=True, timeout=900, seed=a1_address,
-                                    size=2, max_size=4)
-        assert stack.status == 'UPDATE_COMPLETE', (stack.status_reason,
-                                                   heat.logs())
-        doc = api.wait_cluster(cluster_id, timeout=300)
-        assert doc['policy']['max_size'] == 4
-        assert sorted(n['address'] for n in doc['nodes']) == sorted(
-            [a1_address, b1_address])
-        assert [s.id for s in cloud.servers(alice.project_id)] == [a1.id]
-        assert bob.cloud().compute.get_server(b1.id).status == 'ACTIVE'
-        ring = _wait_ring(conf, a1_address, 2)
-        assert sorted(m.address for m in ring) == sorted([a1_address,
-                                                          b1_address])
+    # the update: policy and size; only a node elastman manages goes
+    stack = stacks.update_stack('shop', template_file=str(template),
+                                wait=True, timeout=900, seed=a1_address,
+                                size=2, max_size=4)
+    assert stack.status == 'UPDATE_COMPLETE', (stack.status_reason,
+                                               heat.logs())
+    doc = api.wait_cluster(cluster_id, timeout=300)
+    assert doc['policy']['max_size'] == 4
+    assert sorted(n['address'] for n in doc['nodes']) == sorted(
+        [a1_address, b1_address])
+    assert [s.id for s in cloud.servers(alice.project_id)] == [a1.id]
+    assert bob.cloud().compute.get_server(b1.id).status == 'ACTIVE'
+    ring = _wait_ring(conf, a1_address, 2)
+    assert sorted(m.address for m in ring) == sorted([a1_address,
+                                                      b1_address])
 
-        # the delete unregisters: the cluster goes, the servers stay
-        assert stacks.delete_stack('shop', wait=True)
-        api.wait_gone(cluster_id)
-        assert [s.id for s in cloud.servers(alice.project_id)] == [a1.id]
-    finally:
-        for tenant, server in ((alice, a1), (alice, a2), (bob, b1)):
-            tenant.cloud().compute.delete_server(server, ignore_missing=True)
-        for tenant, server in ((alice, a1), (alice, a2), (bob, b1)):
-            tenant.cloud().compute.wait_for_delete(server, wait=180)
+    # the delete unregisters: the cluster goes, the servers stay
+    assert stacks.delete_stack('shop', wait=True)
+    api.wait_gone(cluster_id)
+    assert [s.id for s in cloud.servers(alice.project_id)] == [a1.id]
+    # the servers are the tenant's own: it deletes them
+    for tenant, server in ((alice, a1), (bob, b1)):
+        tenant.cloud().compute.delete_server(server)
+    for tenant, server in ((alice, a1), (bob, b1)):
+        tenant.cloud().compute.wait_for_delete(server, wait=180)
     assert cloud.servers() == []
-    trusts = [t for t in cloud.trusts()]
-    assert trusts == [], trusts
+    assert {t.id for t in cloud.trusts()} == trusts_before
+
+
+def test_heat_stack_creates_and_deletes_a_cluster(cloud, heat, alice,
+                                                  leftovers):
+    """A stack that creates a cluster through Nova; its delete removes the
+    cluster, its servers, its server group and its trust.
+    """
+    trusts_before = {t.id for t in cloud.trusts()}
+    stacks = _stacks(cloud, alice)
+    leftovers.later(lambda: stacks.delete_stack('ledger', wait=True))
+    template = pathlib.Path(heat.base) / 'ledger.yaml'
+    template.write_text(yaml.safe_dump(CREATE_TEMPLATE))
+    api = alice.api(cloud.api_url)
+    stack = stacks.create_stack('ledger', template_file=str(template),
+                                wait=True, timeout=600,
+                                image=alice.image_id,
+                                network='net-%s' % alice.name)
+    assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
+                                               heat.logs())
+    cluster_id = {o['output_key']: o['output_value']
+                  for o in stack.outputs}['cluster_id']
+    leftovers.cluster(api, cluster_id)
+    doc = api.wait_cluster(cluster_id, timeout=300)
+    [node] = doc['nodes']
+    assert node['state'] == 'UN', doc
+    [server] = cloud.servers(alice.project_id)
+    assert server.id == node['server_id']
+    assert server.image['id'] == alice.image_id
+    assert list(server.addresses) == ['net-%s' % alice.name]
+    [group] = cloud.server_groups()
+    assert group.name == 'elastman-%s' % cluster_id
+    assert group.member_ids == [server.id]
+    assert len(cloud.trusts()) == len(trusts_before) + 1
+
+    # the stack delete deletes the cluster: its server, group and trust go
+    assert stacks.delete_stack('ledger', wait=True)
+    assert stacks.get_stack('ledger') is None
+    assert api('GET', '/v1/clusters/%s' % cluster_id).status_code == 404
+    assert cloud.servers() == []
+    assert cloud.server_groups() == []
+    assert {t.id for t in cloud.trusts()} == trusts_before

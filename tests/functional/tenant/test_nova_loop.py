@@ -129,13 +129,13 @@ def _replace_dead_node(conf, cloud, api, alice, cluster_id):
     return doc
 
 
-def test_tenant_cluster_through_nova(conf, cloud, alice, bob):
+def test_tenant_cluster_through_nova(conf, cloud, alice, bob, leftovers):
     api = alice.api(cloud.api_url)
     trusts_before = {t.id for t in cloud.trusts()}
     doc = _create(api, alice, 'orders', 3,
                   security_groups=['cassandra'], availability_zone='nova',
                   server_group_policy='soft-anti-affinity')
-    cluster_id = doc['id']
+    cluster_id = leftovers.cluster(api, doc['id'])
     assert doc['state'] == 'CREATING' and doc['image'] == alice.image_id
     assert 'trust_id' not in doc['spec']            # never shown
 
@@ -224,12 +224,12 @@ def test_tenant_cluster_through_nova(conf, cloud, alice, bob):
     left = [s for s in cloud.servers(alice.project_id)]
     assert left == []
     assert [s.id for s in _cluster_servers(cloud, cluster_id)] == [decoy.id]
-    assert not [g for g in alice.cloud().compute.server_groups()
-                if g.name == 'elastman-%s' % cluster_id]
+    assert cloud.server_groups() == []
     assert {t.id for t in cloud.trusts()} == trusts_before
     assert [p for p in alice.cloud().network.ports()] == []
     bob_cloud.compute.delete_server(decoy)
     bob_cloud.compute.wait_for_delete(decoy, wait=120)
+    assert cloud.servers() == []
 
 
 def _failed(api, cluster_id, expected):
@@ -249,32 +249,45 @@ def _failed(api, cluster_id, expected):
     ('image', 'no-such-image', 'Image no-such-image not found'),
     ('networks', ['no-such-net'], 'Network no-such-net not found'),
 ])
-def test_missing_image_or_network(cloud, alice, field, value, expected):
+def test_missing_image_or_network(cloud, alice, leftovers, field, value,
+                                  expected):
     api = alice.api(cloud.api_url)
     trusts_before = {t.id for t in cloud.trusts()}
     cluster = _create(api, alice, 'bad-%s' % field, 2, **{field: value})
+    leftovers.cluster(api, cluster['id'])
     _failed(api, cluster['id'], expected)
     assert cloud.servers(alice.project_id) == []
     _delete(cloud, api, cluster['id'])
     assert {t.id for t in cloud.trusts()} == trusts_before
 
 
-def test_exceeded_quota(cloud, alice):
+def test_exceeded_quota(cloud, alice, leftovers):
+    """Room for two more servers than the project has: three do not fit.
+    The quota is set from the project's current usage, so the case holds
+    whatever else the project runs.
+    """
     api = alice.api(cloud.api_url)
-    cloud.admin.compute.update_quota_set(alice.project_id, instances=2)
+    before = sorted(s.id for s in cloud.servers(alice.project_id))
+    used = cloud.admin.compute.get_quota_set(
+        alice.project_id, usage=True).usage['instances']
+    cloud.admin.compute.update_quota_set(alice.project_id,
+                                         instances=used + 2)
     try:
         cluster = _create(api, alice, 'too-big', 3)
+        leftovers.cluster(api, cluster['id'])
         _failed(api, cluster['id'], 'Quota of project %s exceeded'
                 % alice.project_id)
         reason = api.cluster(cluster['id'])['status_reason']
-        assert 'instances: 0 used of 2, 3 more needed' in reason
-        assert cloud.servers(alice.project_id) == []
+        assert ('instances: %d used of %d, 3 more needed'
+                % (used, used + 2)) in reason, reason
+        assert sorted(s.id for s in cloud.servers(alice.project_id)) \
+            == before
         _delete(cloud, api, cluster['id'])
     finally:
         cloud.admin.compute.revert_quota_set(alice.project_id)
 
 
-def test_expired_trust(cloud, alice):
+def test_expired_trust(cloud, alice, leftovers):
     """The actuator acts by itself (a journalled action, as a control
     period's decision is) with a trust that expired: the action and the
     cluster say so, and nothing is created. Deleting the cluster through the
@@ -283,6 +296,7 @@ def test_expired_trust(cloud, alice):
     api = alice.api(cloud.api_url)
     trusts_before = {t.id for t in cloud.trusts()}
     cluster = _create(api, alice, 'expired', 1, image='no-such-image')
+    leftovers.cluster(api, cluster['id'])
     _failed(api, cluster['id'], 'not found')
     # alice's own trust to elastman, expiring in a few seconds
     keystone = ks_client.Client(session=alice.session)
