@@ -120,7 +120,7 @@ def _replace_dead_node(conf, cloud, api, alice, cluster_id):
         cloud.guest(new_id)['user_data']
     doc = api.cluster(cluster_id)
     assert sorted(n['state'] for n in doc['nodes']) == ['UN'] * 3
-    assert dead['node_id'] not in {n['node_id'] for n in doc['nodes']}
+    assert str(dead['node_id']) not in {str(n['id']) for n in doc['nodes']}
     servers = {s.id for s in cloud.servers(alice.project_id)
                if s.name.startswith('orders-')}
     assert dead['server_id'] not in servers and new_id in servers
