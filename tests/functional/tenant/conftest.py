@@ -16,7 +16,7 @@ RabbitMQ, acting in each cluster's project through a Keystone trust.
 
 Needs tools/install.sh --nova. Tenant networks are /26 subnets of
 $ELASTMAN_TEST_NOVA_NETWORK (default 127.0.62.0/24). The package runs only
-with ELASTMAN_TEST_TENANT=1: it boots up to seven Cassandra guests and a
+with ELASTMAN_TEST_TENANT=1: it boots nine Cassandra guests and a
 heat-engine, too long for tools/test.sh's 45-minute budget on 2 cores.
 """
 from __future__ import annotations
