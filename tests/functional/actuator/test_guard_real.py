@@ -14,10 +14,11 @@ CPU quota is cut until their measured p99 enters the warning band; the
 guard's scale-out is journalled within two monitor intervals (not one
 control period) and nothing is scaled in meanwhile.
 
-The SLO metric is the one new clusters get, ``read_with_queue_p99_ms``; each
-round's p99 of what the load generator's clients waited for a read is printed
-beside it and beside the coordinator's ``read_p99_ms``, and the
-queue-inclusive metric must come closer to it.
+The SLO metric is the one new clusters get, ``read_with_queue_p99_ms``.
+Then, with the nodes still saturated, each round's p99 of what the load
+generator's clients waited for a read is printed beside the hottest node's
+metric and its coordinator ``read_p99_ms``, with their ratio; the metric
+must come closer to what the clients saw than the coordinator's p99.
 
 The monitor (real JMX readings) and the actuator (its manager, controller and
 guard) are the real ones; the compute driver the action is carried out with
@@ -81,20 +82,27 @@ def _round(monitor, actuator, record, log):
     time.sleep(max(0.0, INTERVAL - (time.monotonic() - t0)))
 
 
-def _closeness(load, log, cut_at):
-    """Per round since the CPU cut: the clients' read p99 over the
-    monitor's window, and the hottest node's SLO metric and coordinator p99
-    in that round.
+def _complete(log, since, node_ids):
+    """The rounds since ``since`` in which every node gave both metrics (a
+    throttled node's JMX may miss a round, and the hottest node is the one
+    that counts).
+    """
+    return [(end, metric, coord) for end, metric, coord in log
+            if end - INTERVAL >= since
+            and all(metric.get(n) and coord.get(n) for n in node_ids)]
+
+
+def _closeness(load, rounds, node_ids):
+    """Per complete round: the clients' read p99 over the monitor's window,
+    and the hottest node's SLO metric and coordinator p99 in that round.
     """
     rows = []
-    for end, metric, coord in log:
-        if end - INTERVAL < cut_at:
-            continue
+    for end, metric, coord in rounds:
         waited = load.window(end - INTERVAL, end, 'read')
-        values = [v for v in metric.values() if v]
-        coords = [v for v in coord.values() if v]
-        if len(waited) >= 10 and values and coords:
-            rows.append((load_mod.p(waited, 0.99), max(values), max(coords)))
+        if len(waited) >= 10:
+            rows.append((load_mod.p(waited, 0.99),
+                         max(metric[n] for n in node_ids),
+                         max(coord[n] for n in node_ids)))
     return rows
 
 
@@ -134,7 +142,6 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         for g in groups:
             if g is not None:
                 g.set_quota(CUT_CPUS)
-        cut_at = time.monotonic()
         hot_at = None
         for _ in range(24):
             _round(monitor, actuator, record, log)
@@ -161,15 +168,34 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         assert actions and actions[0]['params']['trigger'] == 'guard'
         assert not [d for d in decisions if d['action'] == 'scale_in']
         assert acted > 0
+        # the saturated nodes, measured until two rounds in which every
+        # node answered: what the clients waited for against the monitor's
+        # metric (the clients' latencies reach this process when the load
+        # stops). The quota goes up a little so that JMX answers in time;
+        # the nodes stay saturated.
+        for g in groups:
+            if g is not None:
+                g.set_quota(2 * CUT_CPUS)
+        since = time.monotonic()
+        ids = [s.id for s in cluster.servers]
+        for _ in range(8):
+            _round(monitor, actuator, record, log)
+            if len(_complete(log, since, ids)) >= 2:
+                break
         load.stop()
         stopped = True
-        rows = _closeness(load, log, cut_at)
+        rows = _closeness(load, _complete(log, since, ids), ids)
         for client, metric, coord in rows:
             print('client read p99 %.1f ms, %s %.1f ms, read_p99_ms %.1f ms'
                   % (client, METRIC, metric, coord))
-        assert rows, 'no round since the cut with enough client reads'
-        # the queue wait brings the metric closer to what clients wait for
-        # (by construction it is never below the coordinator's p99)
+        assert rows, 'no round in which every node answered: %s' % log[-3:]
+        assert all(client > slo for client, _, _ in rows), (slo, rows)
+        # how far the clients' p99 is from the metric (issue 15 asks for
+        # 1.5x; doc/source/monitoring.rst records the runs): printed, not
+        # asserted, as the clients share this machine's cores with the nodes
+        print('clients / %s: %s' % (METRIC, ', '.join(
+            '%.2f' % (client / metric) for client, metric, _ in rows)))
+        # the queue wait brings the metric closer than the coordinator's p99
         gap = sorted(abs(math.log(m / c)) for c, m, _ in rows)
         coord_gap = sorted(abs(math.log(r / c)) for c, _, r in rows)
         assert gap[len(gap) // 2] <= coord_gap[len(coord_gap) // 2], rows
