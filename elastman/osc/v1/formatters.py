@@ -354,11 +354,11 @@ def health(cluster: Mapping[str, Any], last: Mapping[str, Any] | None,
         now = now or datetime.datetime.now(datetime.timezone.utc).replace(
             tzinfo=None)
         if period and (now - stamp).total_seconds() > 3 * period:
-            text += ', more than 3 control periods (%s s) ago: is the ' \
-                    'actuator running?' % period
+            lines.append(text)
+            lines.append('more than 3 control periods (%s s) without a '
+                         'decision: is the actuator running?' % period)
         else:
-            text += ' (every %s s)' % period
-        lines.append(text)
+            lines.append(text + ' (every %s s)' % period)
     if cluster.get('status_reason'):
         lines.append('status: %s' % cluster['status_reason'])
     return lines
