@@ -28,27 +28,23 @@ def _row(action: dict, columns: tuple[str, ...]) -> tuple:
         'params': common.JSON(action.get('params')),
         'result': common.JSON(action.get('result')),
     }
-    return tuple(values[c] if c in values else action.get(c)
-                 for c in columns)
+    return common.row(action, columns, values)
 
 
-class ListAction(command.Lister):
+class ListAction(common.ClusterCommand, command.Lister):
     """List the scaling actions of a cluster, newest first."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('--kind', help='Only actions of this kind.')
         parser.add_argument('--state', help='Only actions in this state.')
         common.add_paging(parser)
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        actions = common.call(common.client(self.app).list_actions,
-                              cluster['id'], kind=args.kind,
-                              state=args.state, limit=args.limit,
-                              marker=args.marker)
+        actions = self.on_cluster(args, 'list_actions', kind=args.kind,
+                                  state=args.state, limit=args.limit,
+                                  marker=args.marker)
         if common.machine(args):
             return common.whole(actions)
         columns = constants.ACTION_COLUMNS
@@ -58,19 +54,16 @@ class ListAction(command.Lister):
                          + row[at + 1:] for row in rows]
 
 
-class ShowAction(command.ShowOne):
+class ShowAction(common.ClusterCommand, command.ShowOne):
     """Show one action: what it changes, where it is, and how it ended."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('action', help='Action id.')
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        action = common.call(common.client(self.app).get_action,
-                             cluster['id'], args.action)
+        action = self.on_cluster(args, 'get_action', args.action)
         return show_action(args, action)
 
 

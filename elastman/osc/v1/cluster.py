@@ -128,8 +128,7 @@ def _show(app, args, cluster: dict):
         'updated_at': fmt.when(cluster.get('updated_at')),
     }
     rows = constants.CLUSTER_ROWS
-    return rows, tuple(values[r] if r in values else cluster.get(r)
-                       for r in rows)
+    return rows, common.row(cluster, rows, values)
 
 
 class CreateCluster(command.ShowOne):
@@ -224,36 +223,27 @@ class ListCluster(command.Lister):
         return columns, [tuple(c.get(k) for k in columns) for c in clusters]
 
 
-class ShowCluster(command.ShowOne):
+class ShowCluster(common.ClusterCommand, command.ShowOne):
     """Show a cluster and what elastman is doing with it: the action in
     flight, the last decision and why, the health of its nodes and of the
     control loop.
     """
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        return parser
-
     def take_action(self, args):
-        return _show(self.app, args,
-                     common.find_cluster(self.app, args.cluster))
+        return _show(self.app, args, self.cluster(args))
 
 
-class SetCluster(command.ShowOne):
+class SetCluster(common.ClusterCommand, command.ShowOne):
     """Rename a cluster."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('--name', required=True, help='New name.')
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
         return _show(self.app, args,
-                     common.call(common.client(self.app).update_cluster,
-                                 cluster['id'], name=args.name))
+                     self.on_cluster(args, 'update_cluster', name=args.name))
 
 
 class DeleteCluster(command.Command):
@@ -278,12 +268,11 @@ class DeleteCluster(command.Command):
                             progress=common.progress())
 
 
-class ScaleCluster(command.ShowOne):
+class ScaleCluster(common.ClusterCommand, command.ShowOne):
     """Resize a cluster to --count nodes (a journalled action)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('--count', type=int, required=True,
                             help='Number of nodes wanted.')
         parser.add_argument('--flavor', help='Flavour of added nodes.')
@@ -292,7 +281,7 @@ class ScaleCluster(command.ShowOne):
 
     def take_action(self, args):
         client = common.client(self.app)
-        cluster = common.find_cluster(self.app, args.cluster)
+        cluster = self.cluster(args)
         action = common.call(client.scale_cluster, cluster['id'], args.count,
                              args.flavor)
         if args.wait:
@@ -308,14 +297,13 @@ class ScaleCluster(command.ShowOne):
         return action_cmd.show_action(args, action)
 
 
-class SetCredentials(command.Command):
+class SetCredentials(common.ClusterCommand, command.Command):
     """Replace the credentials and TLS settings elastman logs in to a
     cluster's nodes with (stored encrypted, never shown).
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         add_access_options(parser)
         return parser
 
@@ -324,20 +312,11 @@ class SetCredentials(command.Command):
         if not body:
             raise exceptions.CommandError('give --username/--password or a '
                                           'TLS option')
-        cluster = common.find_cluster(self.app, args.cluster)
-        common.call(common.client(self.app).set_credentials, cluster['id'],
-                    **body)
+        self.on_cluster(args, 'set_credentials', **body)
 
 
-class UnsetCredentials(command.Command):
+class UnsetCredentials(common.ClusterCommand, command.Command):
     """Forget the credentials and TLS settings of a cluster."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        return parser
-
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        common.call(common.client(self.app).delete_credentials,
-                    cluster['id'])
+        self.on_cluster(args, 'delete_credentials')

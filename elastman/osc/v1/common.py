@@ -44,6 +44,34 @@ def show(doc: dict, columns: tuple[str, ...]) -> tuple[tuple, tuple]:
     return columns, tuple(doc.get(c) for c in columns)
 
 
+def row(doc: dict, columns: tuple[str, ...], values: dict) -> tuple:
+    """The ``columns`` of ``doc``, each from ``values`` (the formatted
+    ones) when there, else the record's own field.
+    """
+    return tuple(values[c] if c in values else doc.get(c) for c in columns)
+
+
+class ClusterCommand:
+    """A command on one cluster, named by its first argument.
+
+    Mixed in before the cliff command class (``command.ShowOne`` ...).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('cluster', help='Cluster name or id.')
+        return parser
+
+    def cluster(self, args) -> dict:
+        """The cluster the arguments name."""
+        return find_cluster(self.app, args.cluster)
+
+    def on_cluster(self, args, method: str, *more, **kwargs):
+        """Call the client's ``method`` with the cluster's id first."""
+        return call(getattr(client(self.app), method),
+                    self.cluster(args)['id'], *more, **kwargs)
+
+
 #: Output formats that get the API's whole record rather than a summary.
 MACHINE_FORMATS = ('json', 'yaml')
 

@@ -54,43 +54,38 @@ def _row(decision: dict, columns: tuple[str, ...]) -> tuple:
     return tuple(values[c] for c in columns)
 
 
-class ListDecision(command.Lister):
+class ListDecision(common.ClusterCommand, command.Lister):
     """List the control loop's decisions on a cluster, newest first."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         common.add_paging(parser, default_limit=20)
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        decisions = common.call(common.client(self.app).list_decisions,
-                                cluster['id'], limit=args.limit,
-                                marker=args.marker)
+        decisions = self.on_cluster(args, 'list_decisions', limit=args.limit,
+                                    marker=args.marker)
         if common.machine(args):
             return common.whole(decisions)
         columns = constants.DECISION_COLUMNS
         return columns, [_row(d, columns) for d in decisions]
 
 
-class ShowDecision(command.ShowOne):
+class ShowDecision(common.ClusterCommand, command.ShowOne):
     """Show one decision (the latest by default): the reason, the bounds,
     the workload planned for and each VM's capacity.
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('time', nargs='?',
                             help='Its time as decision list shows it, or a '
                                  'prefix of it (default: the latest).')
         return parser
 
     def take_action(self, args):
-        client = common.client(self.app)
-        cluster = common.find_cluster(self.app, args.cluster)
-        decision = find_decision(client, cluster['id'], args.time)
+        decision = find_decision(common.client(self.app),
+                                 self.cluster(args)['id'], args.time)
         if common.machine(args):
             return common.show(decision, tuple(decision))
         return constants.DECISION_ROWS, _row(decision,

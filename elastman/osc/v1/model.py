@@ -38,29 +38,21 @@ def _model_row(model: dict, columns: tuple[str, ...]) -> tuple:
             'params': fmt.Summary(model.get('params'), fmt.model_params(
                 model.get('params') or {})),
         })
-    return tuple(values[c] if c in values else model.get(c)
-                 for c in columns)
+    return common.row(model, columns, values)
 
 
-class ListModel(command.Lister):
+class ListModel(common.ClusterCommand, command.Lister):
     """List the latest capacity model of each flavour and VM."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        return parser
-
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        models = common.call(common.client(self.app).list_models,
-                             cluster['id'])
+        models = self.on_cluster(args, 'list_models')
         if common.machine(args):
             return common.whole(models)
         columns = constants.MODEL_COLUMNS
         return columns, [_model_row(m, columns) for m in models]
 
 
-class ShowModel(command.ShowOne):
+class ShowModel(common.ClusterCommand, command.ShowOne):
     """Show a capacity model, per flavour (--flavor) or per VM (--node):
     its capacity along the read-only, write-only and even rays, and how
     well each is known.
@@ -68,7 +60,6 @@ class ShowModel(command.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument('--flavor', help='The flavour model.')
         which.add_argument('--node', help='The model of one VM (node id).')
@@ -77,30 +68,25 @@ class ShowModel(command.ShowOne):
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
         scope, key = (('flavor', args.flavor) if args.flavor
                       else ('vm', args.node))
-        model = common.call(common.client(self.app).get_model, cluster['id'],
-                            scope, key, args.version)
+        model = self.on_cluster(args, 'get_model', scope, key, args.version)
         if common.machine(args):
             return common.show(model, tuple(model))
         return constants.MODEL_ROWS, _model_row(model, constants.MODEL_ROWS)
 
 
-class ShowForecast(command.ShowOne):
+class ShowForecast(common.ClusterCommand, command.ShowOne):
     """Show the latest forecast of a workload metric, with weights."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         parser.add_argument('--metric', default='reads_per_s',
                             help='Metric (default reads_per_s).')
         return parser
 
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        found = common.call(common.client(self.app).list_forecasts,
-                            cluster['id'], args.metric, limit=1)
+        found = self.on_cluster(args, 'list_forecasts', args.metric, limit=1)
         if not found:
             raise exceptions.CommandError('no forecast of %s yet'
                                           % args.metric)
@@ -123,5 +109,4 @@ class ShowForecast(command.ShowOne):
                 '%s %s' % (name, fmt.num(w)) for name, w in weights)),
         }
         rows = constants.FORECAST_ROWS
-        return rows, tuple(values[r] if r in values else forecast.get(r)
-                           for r in rows)
+        return rows, common.row(forecast, rows, values)

@@ -39,27 +39,18 @@ def _show(policy: dict):
         for v in policy.values())
 
 
-class ShowPolicy(command.ShowOne):
+class ShowPolicy(common.ClusterCommand, command.ShowOne):
     """Show the scaling policy of a cluster."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        return parser
-
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        policy = common.call(common.client(self.app).get_policy,
-                             cluster['id'])
-        return _show(policy)
+        return _show(self.on_cluster(args, 'get_policy'))
 
 
-class SetPolicy(command.ShowOne):
+class SetPolicy(common.ClusterCommand, command.ShowOne):
     """Set scaling policy fields (others keep their current value)."""
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
         for option, field, kind in _OPTIONS:
             parser.add_argument(option, dest=field, type=kind,
                                 help='Policy field %s.' % field)
@@ -85,7 +76,7 @@ class SetPolicy(command.ShowOne):
 
     def take_action(self, args):
         client = common.client(self.app)
-        cluster = common.find_cluster(self.app, args.cluster)
+        cluster = self.cluster(args)
         try:
             policy = client.get_policy(cluster['id'])
         except em_client.ClientError as exc:
@@ -110,14 +101,8 @@ class SetPolicy(command.ShowOne):
         return _show(policy)
 
 
-class UnsetPolicy(command.Command):
+class UnsetPolicy(common.ClusterCommand, command.Command):
     """Remove the scaling policy (the cluster is no longer scaled)."""
 
-    def get_parser(self, prog_name):
-        parser = super().get_parser(prog_name)
-        parser.add_argument('cluster', help='Cluster name or id.')
-        return parser
-
     def take_action(self, args):
-        cluster = common.find_cluster(self.app, args.cluster)
-        common.call(common.client(self.app).delete_policy, cluster['id'])
+        self.on_cluster(args, 'delete_policy')
