@@ -37,7 +37,6 @@ from elastman.actuator import healer
 from elastman.actuator import hostevents
 from elastman.actuator import policy as policy_mod
 from elastman.common import exception
-from elastman.common import manager
 from elastman.common import rpc
 from elastman.compute import base as compute
 from elastman.store import sharing
@@ -45,7 +44,7 @@ from elastman.store import sharing
 LOG = logging.getLogger(__name__)
 
 
-class ActuatorManager(manager.Manager):
+class ActuatorManager(sharing.SharedManager):
     """RPC API 2.0: scale (the API casts it); listens to the host agents'
     ``hostagent.*`` notifications.
     """
@@ -56,8 +55,7 @@ class ActuatorManager(manager.Manager):
 
     def __init__(self, conf, store=None, transport=None,
                  driver: compute.ComputeDriver | None = None) -> None:
-        super().__init__(conf)
-        self.store = store
+        super().__init__(conf, store)
         self.transport = transport
         self.driver = driver
         self.controller = controller_mod.Controller(conf, store)
@@ -68,9 +66,6 @@ class ActuatorManager(manager.Manager):
         # clusters whose action ended since their last decision: they are
         # decided at once, not at the next control period
         self._ended: dict[str, bool] = {}
-        self.share = sharing.WorkShare(store, self.WORKER, conf.host,
-                                       self.lease_ttl) \
-            if store is not None else None
         self._lock = threading.Lock()
 
     @property
@@ -83,8 +78,6 @@ class ActuatorManager(manager.Manager):
 
     def start(self) -> None:
         super().start()
-        if self.share is not None:
-            self.share.start()
         if self.driver is None:
             self.driver = compute.load_driver(
                 self.conf, self.conf.actuator.compute_driver)
@@ -111,8 +104,7 @@ class ActuatorManager(manager.Manager):
             self._pool.shutdown(wait=False, cancel_futures=True)
         if self.driver is not None:
             self.driver.close()
-        if self.share is not None:
-            self.share.stop()
+        super().stop()
 
     def periodic_tasks(self):
         return [(self.control_round, self.tick)]
@@ -128,15 +120,9 @@ class ActuatorManager(manager.Manager):
         """
         clusters = self.store.clusters.all()
         busy = [c['id'] for c in clusters if self._busy(str(c['id']))]
-        mine = set(self.share.claim([c['id'] for c in clusters], keep=busy))
-        for cluster in clusters:
-            if str(cluster['id']) not in mine:
-                continue
-            try:
-                self.handle_cluster(cluster, now, leased=True)
-            except Exception:
-                LOG.exception('control period of cluster %s failed',
-                              cluster['id'])
+        self.each_cluster(clusters, self.mine(clusters, keep=busy),
+                          lambda c: self.handle_cluster(c, now, leased=True),
+                          'control period')
 
     def _busy(self, cluster_id: str) -> bool:
         with self._lock:

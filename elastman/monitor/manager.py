@@ -44,7 +44,6 @@ from oslo_utils import timeutils
 
 from elastman.cassandra import access as access_mod
 from elastman.common import context as em_context
-from elastman.common import manager
 from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.monitor import health
 from elastman.monitor import readings
@@ -59,7 +58,7 @@ REASON_PREFIX = 'monitor: '
 SKIPPED_NODE_STATES = frozenset({'DELETED', 'REPLACING'})
 
 
-class MonitorManager(manager.Manager):
+class MonitorManager(sharing.SharedManager):
     """Samples every node into the store; casts each node's read p99 to the
     agent of its compute host. No RPC API of its own.
     """
@@ -67,8 +66,7 @@ class MonitorManager(manager.Manager):
     WORKER = 'monitor'
 
     def __init__(self, conf, store=None, transport=None) -> None:
-        super().__init__(conf)
-        self.store = store
+        super().__init__(conf, store)
         self.transport = transport
         self.hostagents: hostagent_rpcapi.HostAgentAPI | None = None
         opts = conf.monitor
@@ -85,16 +83,16 @@ class MonitorManager(manager.Manager):
         self._started: dict[tuple[str, str], float] = {}
         self._sampled_nodes: dict[str, int] = {}
         self._lock = threading.Lock()
-        self.share = None
-        if store is not None and opts.use_leases:
-            self.share = sharing.WorkShare(store, self.WORKER, conf.host,
-                                           max(30, 3 * opts.sampling_interval))
+
+    @property
+    def lease_ttl(self) -> int | None:
+        opts = self.conf.monitor
+        return max(30, 3 * opts.sampling_interval) \
+            if opts.use_leases else None
 
     # lifecycle --------------------------------------------------------------
     def start(self) -> None:
         super().start()
-        if self.share is not None:
-            self.share.start()
         try:
             self.source.start()
         except Exception as exc:   # sampling falls back to CQL meanwhile
@@ -106,8 +104,7 @@ class MonitorManager(manager.Manager):
                 self.conf, self.transport)
 
     def stop(self) -> None:
-        if self.share is not None:
-            self.share.stop()
+        super().stop()
         self._pool.shutdown(wait=False, cancel_futures=True)
         self.cql_reader.close()
         self.source.close()
@@ -131,9 +128,8 @@ class MonitorManager(manager.Manager):
         if self.store is None:
             return []
         clusters = self.store.clusters.all()
-        if self.share is not None:
-            mine = set(self.share.claim(c['id'] for c in clusters))
-            clusters = [c for c in clusters if str(c['id']) in mine]
+        mine = self.mine(clusters)
+        clusters = [c for c in clusters if str(c['id']) in mine]
         deadline = time.monotonic() + max(
             1.0, self.conf.monitor.sampling_interval * 0.8)
         nodes_of = self.store.nodes.list_many([c['id'] for c in clusters])

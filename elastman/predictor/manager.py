@@ -32,7 +32,6 @@ import time
 from oslo_log import log as logging
 
 from elastman.common import exception
-from elastman.common import manager
 from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor import history as history_mod
@@ -45,7 +44,7 @@ STATE_SCOPE = 'predictor-state'
 FITTED_SCOPE = 'predictor-fitted'
 
 
-class PredictorManager(manager.Manager):
+class PredictorManager(sharing.SharedManager):
     """Forecasts from ``cluster_workload`` into ``forecasts``. No RPC
     API.
     """
@@ -54,14 +53,14 @@ class PredictorManager(manager.Manager):
 
     def __init__(self, conf, store=None,
                  ensemble: ensemble_mod.Ensemble | None = None) -> None:
-        super().__init__(conf)
-        self.store = store
+        super().__init__(conf, store)
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
         self._last_bucket: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
-        self.share = sharing.WorkShare(
-            store, self.WORKER, conf.host, 3 * conf.predictor.period + 1) \
-            if store is not None else None
+
+    @property
+    def lease_ttl(self) -> int:
+        return 3 * self.conf.predictor.period + 1
 
     @property
     def horizon_steps(self) -> int:
@@ -73,11 +72,6 @@ class PredictorManager(manager.Manager):
         return max(self.conf.predictor.horizon,
                    math.ceil(need / self.conf.predictor.period))
 
-    def start(self) -> None:
-        super().start()
-        if self.share is not None:
-            self.share.start()
-
     def periodic_tasks(self):
         return [(self.predict_all, self.conf.predictor.period)]
 
@@ -85,26 +79,18 @@ class PredictorManager(manager.Manager):
         return 'forecasting with %s (%s selection)' % (
             ', '.join(self.ensemble.names), self.conf.predictor.selection)
 
-    def stop(self) -> None:
-        if self.share is not None:
-            self.share.stop()
-
     def predict_all(self, now: float | None = None) -> None:
         """One round over this predictor's share of the clusters (leases)."""
         clusters = self.store.clusters.all()
-        mine = set(self.share.claim(c['id'] for c in clusters))
+        mine = self.mine(clusters)
         for cluster in clusters:
             cluster_id = str(cluster['id'])
             if cluster_id not in mine:
                 for metric in METRICS:
                     self.ensemble.forget((cluster_id, metric))
                     self._last_bucket.pop((cluster_id, metric), None)
-                continue
-            try:
-                self.predict_cluster(cluster, now)
-            except Exception:
-                LOG.exception('forecast of cluster %s failed this round',
-                              cluster_id)
+        self.each_cluster(clusters, mine,
+                          lambda c: self.predict_cluster(c, now), 'forecast')
 
     def predict_cluster(self, cluster: dict, now: float | None = None
                         ) -> dict[str, ensemble_mod.Forecast]:

@@ -38,6 +38,8 @@ from typing import Callable, Iterable
 
 from oslo_log import log as logging
 
+from elastman.common import manager
+
 LOG = logging.getLogger(__name__)
 
 
@@ -236,3 +238,52 @@ class WorkShare:
             if holder not in (None, self.holder) and holder not in self.members:
                 # expiry is counted in whole seconds: try again shortly
                 waiting[cid] = self._clock() + max(left, 0.25)
+
+
+class SharedManager(manager.Manager):
+    """A worker whose copies split the clusters between them.
+
+    ``lease_ttl`` (a property of the subclass; None: no sharing, the copy
+    works on every cluster) sets the :class:`WorkShare`'s TTL. The share
+    starts and stops with the worker; each round, :meth:`mine` claims this
+    copy's clusters and :meth:`each_cluster` works on them one by one, so
+    that one failing cluster never stops the round.
+    """
+
+    lease_ttl: float | None = None
+
+    def __init__(self, conf, store=None) -> None:
+        super().__init__(conf)
+        self.store = store
+        ttl = self.lease_ttl if store is not None else None
+        self.share = (WorkShare(store, self.WORKER, conf.host, ttl)
+                      if ttl else None)
+
+    def start(self) -> None:
+        super().start()
+        if self.share is not None:
+            self.share.start()
+
+    def stop(self) -> None:
+        if self.share is not None:
+            self.share.stop()
+
+    def mine(self, clusters: list[dict], keep: Iterable = ()) -> set[str]:
+        """The ids of ``clusters`` this copy works on this round."""
+        if self.share is None:
+            return {str(c['id']) for c in clusters}
+        return set(self.share.claim([c['id'] for c in clusters], keep=keep))
+
+    def each_cluster(self, clusters: list[dict], mine: set[str],
+                     work: Callable[[dict], object], what: str) -> None:
+        """``work(cluster)`` on each of ``clusters`` in ``mine``; a failure
+        is logged as "<what> of cluster <id> failed this round".
+        """
+        for cluster in clusters:
+            if str(cluster['id']) not in mine:
+                continue
+            try:
+                work(cluster)
+            except Exception:
+                LOG.exception('%s of cluster %s failed this round', what,
+                              cluster['id'])

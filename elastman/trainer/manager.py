@@ -33,7 +33,6 @@ from oslo_log import log as logging
 
 from elastman.capacity import params as params_mod
 from elastman.capacity import registry as model_registry
-from elastman.common import manager
 from elastman.common import timestamps
 from elastman.store import actions as actions_store
 from elastman.store import model_state as persistence
@@ -97,7 +96,7 @@ class _ClusterState:
             self.saved_version = version
 
 
-class TrainerManager(manager.Manager):
+class TrainerManager(sharing.SharedManager):
     """Fits the capacity models from ``samples`` into ``models``,
     ``capacity_summaries`` and ``capacity_cells``. No RPC API.
     """
@@ -105,30 +104,23 @@ class TrainerManager(manager.Manager):
     WORKER = 'trainer'
 
     def __init__(self, conf, store=None) -> None:
-        super().__init__(conf)
-        self.store = store
+        super().__init__(conf, store)
         self._clusters: dict[str, _ClusterState] = {}
         self._lock = threading.RLock()
         # during a round: the clusters, and the priors found per flavour
         self._priors: dict[tuple, list] | None = None
         self._all_clusters: list[dict] | None = None
-        self.share = None
-        if store is not None:
-            ttl = 3 * max(conf.monitor.sampling_interval,
-                          min(conf.trainer.update_period, 60))
-            self.share = sharing.WorkShare(store, self.WORKER, conf.host, ttl)
 
-    def start(self) -> None:
-        super().start()
-        if self.share is not None:
-            self.share.start()
+    @property
+    def lease_ttl(self) -> int:
+        return 3 * max(self.conf.monitor.sampling_interval,
+                       min(self.conf.trainer.update_period, 60))
 
     def stop(self) -> None:
         with self._lock:
             for state in self._clusters.values():
                 state.save(self.store)
-        if self.share is not None:
-            self.share.stop()
+        super().stop()
 
     def periodic_tasks(self):
         interval = min(self.conf.trainer.update_period,
@@ -143,7 +135,7 @@ class TrainerManager(manager.Manager):
     def train_all(self, now: float | None = None) -> None:
         """One round over this trainer's share of the clusters (leases)."""
         clusters = self.store.clusters.all()
-        mine = set(self.share.claim(c['id'] for c in clusters))
+        mine = self.mine(clusters)
         # one search per flavour and round for the clusters that need a
         # prior, not one per cluster: each reads every cluster's model
         self._priors, self._all_clusters = {}, clusters
@@ -152,15 +144,9 @@ class TrainerManager(manager.Manager):
                 # another trainer has it now: what is here was saved
                 self._clusters.pop(cluster_id)
         try:
-            for cluster in clusters:
-                cluster_id = str(cluster['id'])
-                if cluster_id not in mine:
-                    continue
-                try:
-                    self.train_cluster(cluster, now)
-                except Exception:
-                    LOG.exception('training of cluster %s failed this round',
-                                  cluster_id)
+            self.each_cluster(clusters, mine,
+                              lambda c: self.train_cluster(c, now),
+                              'training')
         finally:
             self._priors, self._all_clusters = None, None
 
