@@ -20,11 +20,12 @@ called through ctypes; no libnuma is needed.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform as _platform
 
 from oslo_log import log as logging
+
+from elastman.hostagent import libc
 
 LOG = logging.getLogger(__name__)
 
@@ -33,17 +34,6 @@ _SYS_MOVE_PAGES = {'x86_64': 279, 'aarch64': 239, 'ppc64le': 301,
 MPOL_MF_MOVE = 1 << 1
 PAGE_SIZE = os.sysconf('SC_PAGE_SIZE')
 QUERY_CHUNK = 4096  # pages per move_pages call
-
-_libc = None
-
-
-def _syscall():
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6',
-                            use_errno=True)
-        _libc.syscall.restype = ctypes.c_long
-    return _libc.syscall
 
 
 def move_pages(pid: int, addresses: list[int],
@@ -59,9 +49,10 @@ def move_pages(pid: int, addresses: list[int],
     if nr is None:
         raise OSError('move_pages: unsupported architecture %s'
                       % _platform.machine())
-    ret = _syscall()(ctypes.c_long(nr), ctypes.c_long(pid),
-                     ctypes.c_ulong(count), pages, node_arr, status,
-                     ctypes.c_int(MPOL_MF_MOVE if nodes is not None else 0))
+    ret = libc.syscall()(
+        ctypes.c_long(nr), ctypes.c_long(pid), ctypes.c_ulong(count), pages,
+        node_arr, status,
+        ctypes.c_int(MPOL_MF_MOVE if nodes is not None else 0))
     if ret < 0:
         err = ctypes.get_errno()
         raise OSError(err, 'move_pages(%d): %s' % (pid, os.strerror(err)))

@@ -21,12 +21,13 @@ falls back to what /proc has (see :mod:`elastman.hostagent.interference`).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import platform as _platform
 import struct
 
 from oslo_log import log as logging
+
+from elastman.hostagent import libc
 
 LOG = logging.getLogger(__name__)
 
@@ -45,17 +46,6 @@ EVENTS = {
 _ATTR_SIZE = 128
 _EXCLUDE_KERNEL, _EXCLUDE_HV = 1 << 5, 1 << 6
 
-_libc = None
-
-
-def _syscall():
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6',
-                            use_errno=True)
-        _libc.syscall.restype = ctypes.c_long
-    return _libc.syscall
-
 
 def pmu_available() -> bool:
     """Whether the kernel exposes a CPU PMU (hardware events)."""
@@ -73,8 +63,8 @@ def perf_event_open(tid: int, event: str) -> int:
     flags = (_EXCLUDE_KERNEL | _EXCLUDE_HV) if user_only else 0
     struct.pack_into('=IIQQQQQ', attr, 0, etype, _ATTR_SIZE, config, 0, 0, 0,
                      flags)
-    fd = _syscall()(ctypes.c_long(nr), attr, ctypes.c_int(tid),
-                    ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0))
+    fd = libc.syscall()(ctypes.c_long(nr), attr, ctypes.c_int(tid),
+                        ctypes.c_int(-1), ctypes.c_int(-1), ctypes.c_ulong(0))
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, 'perf_event_open(%s, tid %d): %s'
