@@ -36,10 +36,14 @@ class Feature:
     default_granularity: float = 1.0
     #: True when the coordinate is a load intensity (scaled along the ray).
     scales_with_load: bool = False
+    #: the sample's field that is the coordinate, for a feature read as is.
+    field: str = ''
 
     def extract(self, sample: Mapping[str, Any]) -> float:
         """Return the coordinate of ``sample``; NaN when it cannot be known."""
-        raise NotImplementedError
+        if not self.field:
+            raise NotImplementedError
+        return _num(sample, self.field)
 
     def __repr__(self) -> str:
         return '<Feature %s>' % self.name
@@ -55,28 +59,27 @@ def _num(sample: Mapping[str, Any], key: str) -> float:
         return math.nan
 
 
-class ReadRate(Feature):
+class _Intensity(Feature):
+    """A request rate of the node: scales with the load."""
+
+    default_granularity = 100.0
+    scales_with_load = True
+
+
+class ReadRate(_Intensity):
     """Read intensity: reads per second served by the node."""
 
     name = 'read_rate'
     unit = 'reads/s'
-    default_granularity = 100.0
-    scales_with_load = True
-
-    def extract(self, sample: Mapping[str, Any]) -> float:
-        return _num(sample, 'reads_per_s')
+    field = 'reads_per_s'
 
 
-class WriteRate(Feature):
+class WriteRate(_Intensity):
     """Write intensity: writes per second served by the node."""
 
     name = 'write_rate'
     unit = 'writes/s'
-    default_granularity = 100.0
-    scales_with_load = True
-
-    def extract(self, sample: Mapping[str, Any]) -> float:
-        return _num(sample, 'writes_per_s')
+    field = 'writes_per_s'
 
 
 class DataSize(Feature):
@@ -117,10 +120,7 @@ class InterferenceIndex(Feature):
     name = 'interference_index'
     unit = ''
     default_granularity = 0.1
-    scales_with_load = False
-
-    def extract(self, sample: Mapping[str, Any]) -> float:
-        return _num(sample, 'interference_index')
+    field = 'interference_index'
 
 
 def load_feature(name: str) -> Feature:
