@@ -53,7 +53,6 @@ import re
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -72,6 +71,7 @@ from elastman.capacity import registry as registry_mod  # noqa: E402
 from elastman.cassandra import node as cassandra_node  # noqa: E402
 from elastman.cassandra import nodetool as nodetool_mod  # noqa: E402
 from elastman.common import config as em_config  # noqa: E402
+from elastman.common import ports  # noqa: E402
 from elastman import store as em_store  # noqa: E402
 from elastman.store import connection  # noqa: E402
 from elastman.store import model_state  # noqa: E402
@@ -101,12 +101,6 @@ def rss_mb() -> dict:
 
 # -- the store ---------------------------------------------------------------
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
-
-
 class StoreNode:
     """A private single-node store (or a running one, ``--store``)."""
 
@@ -122,7 +116,7 @@ class StoreNode:
             return
         self.base = tempfile.mkdtemp(prefix='elastman-bench-store-')
         self.address, self.port = args.address, 9042
-        self.jmx_port = _free_port()
+        self.jmx_port = ports.free()
         self.node = cassandra_node.LocalNode(self.conf, cassandra_node.NodeSpec(
             name='bench-store', base_dir=self.base, address=self.address,
             jmx_port=self.jmx_port, cluster_name='elastman-bench',

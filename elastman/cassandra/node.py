@@ -21,7 +21,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import time
 
@@ -29,6 +28,7 @@ from oslo_log import log as logging
 
 from elastman.cassandra import runtime
 from elastman.common import exception
+from elastman.common import ports
 
 LOG = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ class LocalNode:
                     node=self.spec.name,
                     reason='process exited during start-up; see %s'
                            % os.path.join(self.log_dir, 'system.log'))
-            if _cql_answers(self.spec.address, self.spec.cql_port):
+            if ports.answers(self.spec.address, self.spec.cql_port):
                 return
             time.sleep(1.0)
         raise exception.CassandraNodeError(
@@ -327,14 +327,6 @@ class LocalNode:
         data['seeds'] = tuple(data.get('seeds') or ())
         data['jvm_opts'] = tuple(data.get('jvm_opts') or ())
         return cls(conf, NodeSpec(**data))
-
-
-def _cql_answers(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
 
 
 def _is_our_java(pid: int, conf_dir: str) -> bool:

@@ -24,7 +24,6 @@ import ipaddress
 import json
 import os
 import shutil
-import socket
 import tempfile
 import time
 import uuid
@@ -32,6 +31,7 @@ import uuid
 from oslo_log import log as logging
 
 from elastman.cassandra import node as cassandra_node
+from elastman.common import ports
 from elastman.compute import base
 from elastman.compute import cgroups
 from elastman.compute import flavors as flavor_mod
@@ -338,8 +338,9 @@ class LocalDriver(base.ComputeDriver):
             index = int(host) - int(self._network.network_address)
             if address in used:
                 continue
-            if _port_open(address, self.opts.cql_port) or _port_open(
-                    '127.0.0.1', self.opts.jmx_port_base + index):
+            if ports.answers(address, self.opts.cql_port, 0.3) or \
+                    ports.answers('127.0.0.1', self.opts.jmx_port_base + index,
+                                  0.3):
                 LOG.warning('%s (or its JMX port) is taken by a process this '
                             'driver did not start; skipping it', address)
                 continue
@@ -358,14 +359,6 @@ class LocalDriver(base.ComputeDriver):
         seeds = [r['address'] for r in peers
                  if self._to_server(r).status == base.ACTIVE]
         return seeds[:self.opts.max_seeds] or [address]
-
-
-def _port_open(address: str, port: int) -> bool:
-    try:
-        with socket.create_connection((address, port), timeout=0.3):
-            return True
-    except OSError:
-        return False
 
 
 def _process_alive(pid: int | None) -> bool:

@@ -37,7 +37,6 @@ import datetime
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -48,6 +47,7 @@ from typing import Any, Mapping
 from oslo_config import cfg
 from oslo_log import log as logging
 
+from elastman.common import ports
 from elastman.evaluation import live_records as rec
 from elastman.evaluation import live_scenario as scen
 from elastman.evaluation import ycsb
@@ -58,12 +58,6 @@ MAX_RESTARTS = 3
 
 
 # -- processes --------------------------------------------------------------
-
-def _free_port(host: str = '127.0.0.1') -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
 
 def write_config(path: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
     with open(path, 'w') as f:
@@ -135,7 +129,7 @@ class Harness:
                         'log_file': os.path.join(self.out,
                                                  'elastman-all.log'),
                         'debug': False},
-            'api': {'bind_host': '127.0.0.1', 'bind_port': _free_port(),
+            'api': {'bind_host': '127.0.0.1', 'bind_port': ports.free(),
                     'auth_strategy': 'noauth'},
             'store': {'contact_points': s.store_address, 'port': 9042,
                       'keyspace': 'elastman', 'replication_factor': 1,
@@ -159,7 +153,7 @@ class Harness:
         spec = cassandra_node.NodeSpec(
             name='eval-store', base_dir=os.path.join(self.state, 'store'),
             address=self.scenario.store_address, cql_port=9042,
-            jmx_port=_free_port(), cluster_name='elastman-eval-store',
+            jmx_port=ports.free(), cluster_name='elastman-eval-store',
             heap='384M')
         self.store_node = cassandra_node.LocalNode(self.conf, spec)
         self.echo('starting the store node at %s' % spec.address)

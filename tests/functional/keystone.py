@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -28,6 +27,7 @@ from keystoneauth1 import session as ks_session
 from keystoneclient.v3 import client as ks_client
 import requests
 
+from elastman.common import ports
 from tests.functional import services
 
 ADMIN_PASSWORD = 'admin-secret'
@@ -37,18 +37,12 @@ PASSWORD = 'user-secret'
 _MANAGE = 'import sys; from keystone.cmd.manage import main; sys.exit(main())'
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
-
-
 class Keystone:
     """One Keystone under ``base_dir``; ``stop`` kills it."""
 
     def __init__(self, base_dir: str) -> None:
         self.base = base_dir
-        self.port = free_port()
+        self.port = ports.free()
         self.url = 'http://127.0.0.1:%d/v3' % self.port
         self.conf_file = os.path.join(base_dir, 'keystone.conf')
         self._proc = None

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 import uuid
 
 from elastman.cassandra import node as cassandra_node
+from elastman.common import ports
 
 # A loopback address of this test session's own, so that concurrent test
 # runs on one machine never share a store node.
@@ -32,18 +32,8 @@ STORE_ADDRESS = os.environ.get(
 RABBIT_PORT = 5672
 
 
-def port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+port_open = ports.answers
+free_port = ports.free
 
 
 def start_store(conf) -> cassandra_node.LocalNode:
