@@ -60,6 +60,9 @@ MAX_RESTARTS = 3
 # -- processes --------------------------------------------------------------
 
 def write_config(path: str, groups: Mapping[str, Mapping[str, Any]]) -> str:
+    """Write an elastman.conf from {group: {option: value}}: a list as
+    comma-separated values, a boolean in lower case.
+    """
     with open(path, 'w') as f:
         for group, options in groups.items():
             f.write('[%s]\n' % group)

@@ -23,6 +23,7 @@ import uuid
 
 from elastman.cassandra import node as cassandra_node
 from elastman.common import ports
+from elastman.evaluation import live
 
 # A loopback address of this test session's own, so that concurrent test
 # runs on one machine never share a store node.
@@ -91,14 +92,7 @@ class Rabbit:
 
 def write_config(path: str, **groups: dict) -> str:
     """Write an elastman.conf from {group: {option: value}}."""
-    with open(path, 'w') as f:
-        for group, options in groups.items():
-            f.write('[%s]\n' % group)
-            for key, value in options.items():
-                if isinstance(value, (list, tuple)):
-                    value = ','.join(map(str, value))
-                f.write('%s = %s\n' % (key, value))
-    return path
+    return live.write_config(path, groups)
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.5):
