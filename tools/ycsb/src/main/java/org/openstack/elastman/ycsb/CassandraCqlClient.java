@@ -221,6 +221,15 @@ public class CassandraCqlClient extends DB {
 
   private Status write(String op, String table, String key,
                        Map<String, ByteIterator> values) {
+    try {
+      return writeOrThrow(op, table, key, values);
+    } catch (RuntimeException e) {
+      return failed(op, e);
+    }
+  }
+
+  private Status writeOrThrow(String op, String table, String key,
+                              Map<String, ByteIterator> values) {
     TreeSet<String> names = new TreeSet<>(values.keySet());
     StringBuilder cql = new StringBuilder();
     if ("insert".equals(op)) {
@@ -262,21 +271,13 @@ public class CassandraCqlClient extends DB {
   @Override
   public Status update(String table, String key,
                        Map<String, ByteIterator> values) {
-    try {
-      return write("update", table, key, values);
-    } catch (RuntimeException e) {
-      return failed("update", e);
-    }
+    return write("update", table, key, values);
   }
 
   @Override
   public Status insert(String table, String key,
                        Map<String, ByteIterator> values) {
-    try {
-      return write("insert", table, key, values);
-    } catch (RuntimeException e) {
-      return failed("insert", e);
-    }
+    return write("insert", table, key, values);
   }
 
   @Override
