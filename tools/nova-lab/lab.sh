@@ -153,22 +153,18 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # --------------------------------------------------------------- configuration
 # keystonemiddleware (and keystoneauth) options of the lab's service user
 authtoken_section() {
-    cat <<EOF
-[keystone_authtoken]
-www_authenticate_uri = $KEYSTONE
-auth_url = $KEYSTONE
-auth_type = password
-username = $KS_USER
-password = $KS_PASSWORD
-project_name = $KS_PROJECT
-user_domain_id = default
-project_domain_id = default
-EOF
+    echo "[keystone_authtoken]"
+    echo "www_authenticate_uri = $KEYSTONE"
+    service_auth_options
 }
 
 service_auth() {   # service_auth SECTION: keystoneauth password options
+    echo "[$1]"
+    service_auth_options
+}
+
+service_auth_options() {   # the lab's service user, keystoneauth password
     cat <<EOF
-[$1]
 auth_type = password
 auth_url = $KEYSTONE
 username = $KS_USER
