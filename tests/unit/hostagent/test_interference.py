@@ -22,7 +22,7 @@ import pytest
 
 from elastman.hostagent import interference
 from elastman.hostagent import perfcounters
-from tests.unit.hostagent.test_jmxlatency import _conf
+from tests.unit.hostagent import helpers
 
 
 def _busy(seconds):
@@ -112,7 +112,7 @@ def test_model_learns_the_drop_from_the_counters():
 
 def test_agent_reports_an_index_from_real_counters(tmp_path):
     from elastman.hostagent import manager
-    agent = manager.HostAgentManager(_conf(tmp_path))
+    agent = manager.HostAgentManager(helpers.agent_conf(tmp_path))
     agent.monitor.register('lc', 0, 35.0)
     agent._pids = {'lc': os.getpid()}
     assert agent.report_interference() == {}      # the first reading

@@ -18,13 +18,11 @@ import stat
 import sys
 import time
 
-from oslo_config import cfg
-
-from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import domains
 from elastman.hostagent import jmxlatency
 from elastman.hostagent import manager
 from elastman.hostagent import probes
+from tests.unit.hostagent import helpers
 
 # Speaks LatencyPoller's protocol: for each WATCH it prints two polls of
 # its node, the second with two reads in bucket 60; a node on port 1 fails.
@@ -107,18 +105,6 @@ def test_missing_java_is_logged_not_raised(tmp_path):
     poller.close()
 
 
-def _conf(tmp_path, **overrides):
-    conf = cfg.ConfigOpts()
-    conf.register_opt(cfg.StrOpt('host', default='h1'))
-    conf.register_opts(hostagent_conf.hostagent_opts, group='hostagent')
-    conf([], project='elastman-test', default_config_files=[])
-    conf.set_override('state_dir', str(tmp_path / 'state'), 'hostagent')
-    conf.set_override('resctrl_root', str(tmp_path / 'resctrl'), 'hostagent')
-    for k, v in overrides.items():
-        conf.set_override(k, v, 'hostagent')
-    return conf
-
-
 class RecordingProbe(probes.BusProbe):
     def __init__(self):
         super().__init__()
@@ -129,7 +115,7 @@ class RecordingProbe(probes.BusProbe):
 
 
 def test_agent_watches_each_lc_vm_at_the_endpoint_it_learns(tmp_path):
-    conf = _conf(tmp_path, jmx_endpoints={'by-config': '10.0.0.9:7299'})
+    conf = helpers.agent_conf(tmp_path, jmx_endpoints={'by-config': '10.0.0.9:7299'})
     agent = manager.HostAgentManager(conf)
     assert isinstance(agent.probe, probes.JmxProbe)     # the default
     agent.probe = RecordingProbe()

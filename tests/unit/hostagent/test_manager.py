@@ -12,29 +12,16 @@
 """HostAgentManager without libvirt: state dir confinement and its RPC API."""
 from __future__ import annotations
 
-from oslo_config import cfg
 import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import fsguard
 from elastman.hostagent import manager
-
-
-def _conf(tmp_path, **overrides):
-    conf = cfg.ConfigOpts()
-    conf.register_opt(cfg.StrOpt('host', default='h1'))
-    # a fresh group: overrides live on the OptGroup, which CONF shares
-    conf.register_opts(hostagent_conf.hostagent_opts, group='hostagent')
-    conf([], project='elastman-test', default_config_files=[])
-    conf.set_override('state_dir', str(tmp_path / 'state'), 'hostagent')
-    conf.set_override('resctrl_root', str(tmp_path / 'resctrl'), 'hostagent')
-    for k, v in overrides.items():
-        conf.set_override(k, v, 'hostagent')
-    return conf
+from tests.unit.hostagent import helpers
 
 
 def test_socket_outside_state_dir_is_refused(tmp_path):
-    conf = _conf(tmp_path, socket_path='/tmp/elsewhere.sock')
+    conf = helpers.agent_conf(tmp_path, socket_path='/tmp/elsewhere.sock')
     with pytest.raises(fsguard.OutsideAllowedRoots):
         manager.HostAgentManager(conf)
 
@@ -43,7 +30,7 @@ def test_start_stop_without_libvirt(tmp_path):
     def no_libvirt(uri):
         raise RuntimeError('no libvirt here')
 
-    agent = manager.HostAgentManager(_conf(tmp_path),
+    agent = manager.HostAgentManager(helpers.agent_conf(tmp_path),
                                      libvirt_open=no_libvirt)
     agent.start()
     try:
