@@ -16,13 +16,14 @@ from typing import Dict
 import numpy as np
 
 
-def stationary_ar(
-    n: int = 240,
-    seed: int = 1,
-    level: float = 1000.0,
-    phi: float = 0.8,
-    sd: float = 40.0,
-) -> np.ndarray:
+def _noisy(y: np.ndarray, noise: float, seed: int) -> np.ndarray:
+    """``y`` with seeded multiplicative Gaussian noise of s.d. ``noise``."""
+    rng = np.random.default_rng(seed)
+    return y * (1 + rng.normal(0, noise, y.size))
+
+
+def stationary_ar(n: int = 240, seed: int = 1, level: float = 1000.0,
+                  phi: float = 0.8, sd: float = 40.0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     x = np.zeros(n)
     for t in range(1, n):
@@ -37,50 +38,29 @@ def random_walk(
     return np.maximum(start + np.cumsum(rng.normal(0, sd, n)), 100.0)
 
 
-def linear_ramp(
-    n: int = 240,
-    seed: int = 3,
-    start: float = 500.0,
-    end: float = 2500.0,
-    noise: float = 0.005,
-) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    y = np.linspace(start, end, n)
-    return y * (1 + rng.normal(0, noise, n))
+def linear_ramp(n: int = 240, seed: int = 3, start: float = 500.0,
+                end: float = 2500.0, noise: float = 0.005) -> np.ndarray:
+    return _noisy(np.linspace(start, end, n), noise, seed)
 
 
-def diurnal(
-    n: int = 240,
-    seed: int = 4,
-    period: int = 48,
-    level: float = 1000.0,
-    amplitude: float = 500.0,
-    noise: float = 0.02,
-) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+def diurnal(n: int = 240, seed: int = 4, period: int = 48,
+            level: float = 1000.0, amplitude: float = 500.0,
+            noise: float = 0.02) -> np.ndarray:
     t = np.arange(n)
-    y = level + amplitude * np.sin(2 * np.pi * t / period)
-    return y * (1 + rng.normal(0, noise, n))
+    return _noisy(level + amplitude * np.sin(2 * np.pi * t / period), noise,
+                  seed)
 
 
-def flash_crowd(
-    n: int = 240,
-    seed: int = 5,
-    base: float = 1000.0,
-    peak: float = 4000.0,
-    at: int = 120,
-    rise: int = 6,
-    decay: float = 25.0,
-    noise: float = 0.01,
-) -> np.ndarray:
-    rng = np.random.default_rng(seed)
+def flash_crowd(n: int = 240, seed: int = 5, base: float = 1000.0,
+                peak: float = 4000.0, at: int = 120, rise: int = 6,
+                decay: float = 25.0, noise: float = 0.01) -> np.ndarray:
     t = np.arange(n, dtype=float)
     extra = np.zeros(n)
     up = (t >= at) & (t < at + rise)
     extra[up] = (peak - base) * (t[up] - at + 1) / rise
     down = t >= at + rise
     extra[down] = (peak - base) * np.exp(-(t[down] - at - rise + 1) / decay)
-    return (base + extra) * (1 + rng.normal(0, noise, n))
+    return _noisy(base + extra, noise, seed)
 
 
 def paper_shape(seed: int = 6, noise: float = 0.01) -> np.ndarray:
@@ -89,15 +69,13 @@ def paper_shape(seed: int = 6, noise: float = 0.01) -> np.ndarray:
     Like the YCSB experiment of the paper: the load moves in whole clients of
     1200 req/s each, added or removed every few minutes.
     """
-    rng = np.random.default_rng(seed)
     clients = (
         [2] * 10
         + list(np.repeat(np.arange(3, 9), 8))  # up to 8 clients
         + list(np.repeat(np.arange(7, 2, -1), 8))  # down to 3
         + list(np.repeat(np.arange(4, 17, 2), 8))
     )  # up, in steps of 2
-    y = 1200.0 * np.asarray(clients, dtype=float)
-    return y * (1 + rng.normal(0, noise, y.size))
+    return _noisy(1200.0 * np.asarray(clients, dtype=float), noise, seed)
 
 
 def all_traces() -> Dict[str, np.ndarray]:

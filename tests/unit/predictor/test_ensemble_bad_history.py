@@ -149,18 +149,18 @@ def test_unexpected_error_inside_round_never_escapes(monkeypatch):
     assert f.values == [3.0] and f.chosen == ens.FALLBACK
 
 
-@pytest.mark.parametrize(
-    'cls',
-    [
-        tree.RegressionTreeForecaster,
-        arima.Arima100,
-        arima.Arima110,
-        arima.Arima011,
-        arima.Arima200,
-        arima.Arima010,
-        seasonal.HoltWintersForecaster,
-    ],
-)
+FORECASTERS = [
+    tree.RegressionTreeForecaster,
+    arima.Arima100,
+    arima.Arima110,
+    arima.Arima011,
+    arima.Arima200,
+    arima.Arima010,
+    seasonal.HoltWintersForecaster,
+]
+
+
+@pytest.mark.parametrize('cls', FORECASTERS)
 def test_each_forecaster_rejects_short_history(cls):
     fc = cls()
     with pytest.raises(base.NotEnoughHistory):
@@ -169,18 +169,7 @@ def test_each_forecaster_rejects_short_history(cls):
         fc.predict(1)
 
 
-@pytest.mark.parametrize(
-    'cls',
-    [
-        tree.RegressionTreeForecaster,
-        arima.Arima100,
-        arima.Arima110,
-        arima.Arima011,
-        arima.Arima200,
-        arima.Arima010,
-        seasonal.HoltWintersForecaster,
-    ],
-)
+@pytest.mark.parametrize('cls', FORECASTERS)
 def test_each_forecaster_handles_a_level_shift(cls):
     y = np.r_[np.full(50, 100.0), np.full(50, 1000.0)] + np.tile(
         [0.0, 1.0], 50

@@ -16,21 +16,15 @@ import pytest
 from stevedore import extension
 
 from elastman.common import exception
+from elastman.conf import predictor as predictor_conf
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
 from elastman.predictor.forecasters import seasonal
 from elastman.predictor.forecasters import tree
 from tests.unit.predictor import synthetic
 
-ALL = [
-    'regression_tree',
-    'arima_100',
-    'arima_110',
-    'arima_011',
-    'arima_200',
-    'arima_010',
-    'holt_winters',
-]
+#: every forecaster elastman ships: the ensemble's default
+ALL = predictor_conf.FORECASTERS
 
 
 def test_entry_points_load_every_forecaster():
