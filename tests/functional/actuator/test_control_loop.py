@@ -26,20 +26,12 @@ from elastman.compute import base as compute
 from elastman.predictor import manager as predictor_manager
 from elastman.trainer import manager as trainer_manager
 from tests.unit.capacity import synthetic
+from tests.unit import fakecompute
 
 NODES = ('n1', 'n2', 'n3')
 
 
-class FakeDriver(compute.ComputeDriver):
-    name = 'fake'
-
-    def __init__(self, conf):
-        super().__init__(conf)
-        self.servers = {}
-
-    def flavors(self):
-        return {'small': {}}
-
+class FakeDriver(fakecompute.MemoryDriver):
     def create(self, name, flavor, metadata=None, **kwargs):
         server = compute.Server(id='s%d' % len(self.servers), name=name,
                                 address='10.0.0.%d' % len(self.servers),
@@ -47,18 +39,6 @@ class FakeDriver(compute.ComputeDriver):
                                 metadata=dict(metadata or {}), jmx_port=7199)
         self.servers[server.id] = server
         return server
-
-    def get(self, server_id):
-        if server_id not in self.servers:
-            raise compute.ServerNotFound(id=server_id)
-        return self.servers[server_id]
-
-    def list(self, cluster_id=None):
-        return [s for s in self.servers.values()
-                if cluster_id is None or s.cluster_id == cluster_id]
-
-    def delete(self, server_id):
-        self.servers.pop(server_id, None)
 
 
 class FakeNodetool:

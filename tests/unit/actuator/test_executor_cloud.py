@@ -12,100 +12,22 @@
 """The executor against a cloud: the cluster's project and request, the
 seeds it hands new nodes, quota, failures, and registered rings (with an
 in-memory store, driver and nodetool)."""
-import copy
-
 import pytest
 
 from elastman.actuator import executor as executor_mod
 from elastman.cassandra import nodetool
 from elastman.common import exception
 from elastman.compute import base as compute
+from tests.unit import fakecompute
+from tests.unit import memstore
 
 
-class Clusters:
-    def __init__(self):
-        self.rows = {}
-
-    def get(self, cluster_id):
-        if cluster_id not in self.rows:
-            raise exception.NotFound(kind='cluster', id=cluster_id)
-        return copy.deepcopy(self.rows[cluster_id])
-
-    def update(self, cluster_id, **fields):
-        self.rows[cluster_id].update(copy.deepcopy(fields))
-        return self.get(cluster_id)
-
-    def delete(self, cluster_id):
-        self.rows.pop(cluster_id, None)
-
-
-class Nodes:
-    def __init__(self):
-        self.rows = {}
-
-    def list(self, cluster_id):
-        return [dict(r) for (c, _n), r in sorted(self.rows.items())
-                if c == cluster_id]
-
-    def get(self, cluster_id, node_id):
-        try:
-            return dict(self.rows[cluster_id, node_id])
-        except KeyError:
-            raise exception.NotFound(kind='node', id=node_id)
-
-    def upsert(self, cluster_id, node_id, **fields):
-        row = self.rows.setdefault((cluster_id, node_id), {
-            'node_id': node_id, 'cluster_id': cluster_id})
-        row.update(fields)
-        return dict(row)
-
-    def delete(self, cluster_id, node_id):
-        self.rows.pop((cluster_id, node_id), None)
-
-
-class Actions:
-    def __init__(self):
-        self.rows = {}
-
-    def create(self, cluster_id, kind, params):
-        action = {'id': 'a%d' % len(self.rows), 'cluster_id': cluster_id,
-                  'kind': kind, 'params': params, 'step': 'requested',
-                  'state': 'PENDING', 'result': {}, 'reason': None}
-        self.rows[action['id']] = action
-        return dict(action)
-
-    def advance(self, cluster_id, action_id, step, state='RUNNING',
-                expected_step=None, result=None, reason=None):
-        row = self.rows[action_id]
-        row.update(step=step, state=state, reason=reason,
-                   result=copy.deepcopy(result))
-
-    def get(self, cluster_id, action_id):
-        return dict(self.rows[action_id])
-
-
-class Credentials:
-    """No cluster here has credentials or TLS."""
-
-    def get(self, cluster_id):
-        return None
-
-
-class Store:
-    def __init__(self):
-        self.clusters, self.nodes, self.actions = Clusters(), Nodes(), Actions()
-        self.credentials = Credentials()
-
-
-class Cloud(compute.ComputeDriver):
+class Cloud(fakecompute.MemoryDriver):
     """Servers come up ACTIVE at once; records what was asked."""
-
-    name = 'fake'
 
     def __init__(self, conf=None, project=None):
         super().__init__(conf)
         self.project = project
-        self.servers = {}
         self.created = []
         self.scopes = []
         self.quota_left = None
@@ -115,9 +37,6 @@ class Cloud(compute.ComputeDriver):
     def scoped(self, project_id, trust_id):
         self.scopes.append((project_id, trust_id))
         return self
-
-    def flavors(self):
-        return {'small': {}}
 
     def create(self, name, flavor, metadata=None, *, seeds=None,
                request=None):
@@ -132,18 +51,6 @@ class Cloud(compute.ComputeDriver):
         self.servers[server.id] = server
         self.created.append((name, list(seeds or []), request))
         return server
-
-    def get(self, server_id):
-        if server_id not in self.servers:
-            raise compute.ServerNotFound(id=server_id)
-        return self.servers[server_id]
-
-    def list(self, cluster_id=None):
-        return [s for s in self.servers.values()
-                if cluster_id is None or s.cluster_id == cluster_id]
-
-    def delete(self, server_id):
-        self.servers.pop(server_id, None)
 
     def check_quota(self, flavor, count):
         if self.quota_left is not None and count > self.quota_left:
@@ -194,7 +101,7 @@ SPEC = {'mode': 'managed', 'flavor': 'small', 'image': 'img-1',
 @pytest.fixture
 def world(conf):
     conf.set_override('join_timeout', 5, 'actuator')
-    store = Store()
+    store = memstore.MemStore()
     cloud = Cloud(project='proj-a')
     store.clusters.rows['c1'] = {'id': 'c1', 'name': 'shop',
                                  'project_id': 'proj-a', 'state': 'CREATING',

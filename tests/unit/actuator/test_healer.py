@@ -27,6 +27,7 @@ from elastman.actuator import policy as policy_mod
 from elastman.cassandra import nodetool
 from elastman.common import config
 from elastman.compute import base as compute
+from tests.unit import fakecompute
 from tests.unit import memstore
 
 NOW = 1_800_000_000.0
@@ -37,22 +38,16 @@ def _ts(epoch):
                                            ).replace(tzinfo=None)
 
 
-class FakeDriver(compute.ComputeDriver):
-    name = 'fake'
-
+class FakeDriver(fakecompute.MemoryDriver):
     def __init__(self, conf, replace=True, fail_create=None):
         super().__init__(conf)
-        self.servers = {}
-        self.created, self.deleted = [], []
+        self.created = []
         self.seeds = []
         self.replace, self.fail_create = replace, fail_create
 
     @property
     def supports_replace(self):
         return self.replace
-
-    def flavors(self):
-        return {'small': {}}
 
     def create(self, name, flavor, metadata=None, *, seeds=None,
                request=None):
@@ -67,19 +62,6 @@ class FakeDriver(compute.ComputeDriver):
         self.servers[server.id] = server
         self.created.append(server)
         return server
-
-    def get(self, server_id):
-        if server_id not in self.servers:
-            raise compute.ServerNotFound(id=server_id)
-        return self.servers[server_id]
-
-    def list(self, cluster_id=None):
-        return [s for s in self.servers.values()
-                if cluster_id is None or s.cluster_id == str(cluster_id)]
-
-    def delete(self, server_id):
-        if self.servers.pop(server_id, None) is not None:
-            self.deleted.append(server_id)
 
 
 class FakeRing:
