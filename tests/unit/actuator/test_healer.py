@@ -231,11 +231,16 @@ def _run(conf, store, driver, ring, cluster, kind='replace', holder=None,
     return executor, executor.run(action)
 
 
+#: n3 (10.0.0.3) is down; 10.0.0.101, the first server the driver makes, is
+#: up as soon as it exists
+N3_DOWN_REPLACED = {'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
+                    '10.0.0.101': 'UN'}
+
+
 def test_replace_takes_over_the_dead_nodes_tokens(conf):
     store = memstore.MemStore()
     cluster = _cluster(store)
-    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
-                     '10.0.0.101': 'UN'})
+    ring = FakeRing(N3_DOWN_REPLACED)
     driver = FakeDriver(conf)
     driver.servers['n3'] = compute.Server('n3', 'c-3', '10.0.0.3', 'small',
                                           compute.ERROR)
@@ -258,8 +263,7 @@ def test_replace_takes_over_the_dead_nodes_tokens(conf):
 def test_removenode_then_scale_out_where_replace_is_impossible(conf):
     store = memstore.MemStore()
     cluster = _cluster(store)
-    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
-                     '10.0.0.101': 'UN'})
+    ring = FakeRing(N3_DOWN_REPLACED)
     driver = FakeDriver(conf, replace=False)
     _ex, done = _run(conf, store, driver, ring, cluster, node='n3')
     assert done['state'] == 'SUCCEEDED', done['reason']
@@ -289,8 +293,7 @@ def test_failed_replacement_rolls_back_and_leaves_the_node_dead(conf):
 def test_lost_lease_stops_the_action_at_the_next_checkpoint(conf):
     store = memstore.MemStore()
     cluster = _cluster(store)
-    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
-                     '10.0.0.101': 'UN'})
+    ring = FakeRing(N3_DOWN_REPLACED)
     driver = FakeDriver(conf)
     lease = executor_mod.lease_name(cluster['id'])
     store.leases.acquire(lease, 'a1', 60)
@@ -365,8 +368,7 @@ def test_round_replaces_a_dead_node_once_and_records_why(conf):
     store = memstore.MemStore()
     cluster = _cluster(store, dead_for=600, policy={'heal_grace_s': 60,
                                                     'control_period_s': 60})
-    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
-                     '10.0.0.101': 'UN'})
+    ring = FakeRing(N3_DOWN_REPLACED)
     driver = FakeDriver(conf)
     mgr = _manager(conf, store, driver, ring)
     mgr.controller.decide = lambda *a, **k: pytest.fail('decided instead')

@@ -131,11 +131,17 @@ def test_changes_after_a_save_are_the_new_samples_cells_only():
     assert not ch.flavors and ch.document is None
 
 
-def test_summaries_answer_capacities_without_any_cell():
+def _fitted_and_saved() -> tuple[ModelRegistry, Saved]:
+    """The fed registry refitted at 600 s, and the store it was saved to."""
     reg = _fed()
     reg.refit(600)
     saved = Saved()
     saved.save(reg)
+    return reg, saved
+
+
+def test_summaries_answer_capacities_without_any_cell():
+    reg, saved = _fitted_and_saved()
     view = saved.registry(cells=False)
     for node in ('a1', 'a2', 'b1'):
         assert view.capacity(node, W).capacity == pytest.approx(
@@ -149,10 +155,7 @@ def test_summaries_answer_capacities_without_any_cell():
 
 
 def test_a_resumed_registry_reads_only_the_cells_of_the_models_it_refits():
-    reg = _fed()
-    reg.refit(600)
-    saved = Saved()
-    saved.save(reg)
+    reg, saved = _fitted_and_saved()
     resumed = saved.registry()
     assert resumed.refit(900) == [] and saved.read == []
     # new samples of a2: its model and flavour fa's (a1's cells pooled) are
@@ -174,10 +177,7 @@ def test_a_resumed_registry_reads_only_the_cells_of_the_models_it_refits():
 
 
 def test_a_vm_that_leaves_or_changes_flavour_is_dropped_from_the_store():
-    reg = _fed()
-    reg.refit(600)
-    saved = Saved()
-    saved.save(reg)
+    reg, saved = _fitted_and_saved()
     reg.unregister_node('b1')
     reg.register_node('a2', 'fb')
     ch = saved.save(reg)
@@ -190,10 +190,7 @@ def test_a_vm_that_leaves_or_changes_flavour_is_dropped_from_the_store():
 
 
 def test_new_grid_parameters_restart_every_vm_s_cells():
-    reg = _fed()
-    reg.refit(600)
-    saved = Saved()
-    saved.save(reg)
+    reg, saved = _fitted_and_saved()
     resumed = saved.registry()
     resumed.update_params(ModelParams(granularity={'read_rate': 500, 'write_rate': 500,
                                                    'data_size': 512}))

@@ -336,13 +336,26 @@ def test_exist_ok_leaves_a_finished_cluster_alone(lc_conf, store):
     assert 'exists: ACTIVE, 3 node(s)' in lines[-1]
 
 
+def _journalled(lc_conf, store, size, state, kind=None, step=None,
+                action_state=None):
+    """A cluster 'local' of ``size`` nodes in ``state``; with ``kind``, an
+    action of that kind at ``step`` in ``action_state``.
+    """
+    spec, policy = local_cluster.validate_create(lc_conf, 'local', size,
+                                                 None)
+    cluster = store.clusters.create('admin', 'local', spec, policy,
+                                    state=state)
+    if kind is not None:
+        store.actions.create(cluster['id'], kind,
+                             {'count': 0 if kind == 'delete' else size},
+                             step=step, state=action_state)
+    return cluster
+
+
 def test_exist_ok_finishes_an_interrupted_create(lc_conf, store):
     tool, _ = make_tool(lc_conf, store)
-    spec, policy = local_cluster.validate_create(lc_conf, 'local', 2, None)
-    cluster = store.clusters.create('admin', 'local', spec, policy,
-                                    state='CREATING')
-    store.actions.create(cluster['id'], 'create', {'count': 2},
-                         step='joining', state='RUNNING')
+    cluster = _journalled(lc_conf, store, 2, 'CREATING', 'create', 'joining',
+                          'RUNNING')
     assert create(tool, lc_conf, exist_ok=True) == 0
     assert tool.executor.ran == ['create']
     assert len(store.nodes.list(cluster['id'])) == 2
@@ -362,21 +375,16 @@ def test_delete_by_name_removes_nodes_and_cluster(lc_conf, store):
 
 def test_delete_by_id_runs_earlier_unfinished_actions_first(lc_conf, store):
     tool, _ = make_tool(lc_conf, store)
-    spec, policy = local_cluster.validate_create(lc_conf, 'local', 1, None)
-    cluster = store.clusters.create('admin', 'local', spec, policy)
-    store.actions.create(cluster['id'], 'scale', {'count': 1},
-                         step='requested', state='PENDING')
+    cluster = _journalled(lc_conf, store, 1, 'ACTIVE', 'scale', 'requested',
+                          'PENDING')
     assert tool.delete(str(cluster['id'])) == 0
     assert tool.executor.ran == ['scale', 'delete']
 
 
 def test_delete_takes_over_a_journalled_delete(lc_conf, store):
     tool, _ = make_tool(lc_conf, store)
-    spec, policy = local_cluster.validate_create(lc_conf, 'local', 1, None)
-    cluster = store.clusters.create('admin', 'local', spec, policy,
-                                    state='DELETING')
-    store.actions.create(cluster['id'], 'delete', {'count': 0},
-                         step='deleting', state='RUNNING')
+    _journalled(lc_conf, store, 1, 'DELETING', 'delete', 'deleting',
+                'RUNNING')
     assert tool.delete('local') == 0
     assert len(store.actions.rows) == 1
     assert tool.executor.ran == ['delete']

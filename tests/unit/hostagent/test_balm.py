@@ -97,18 +97,24 @@ def test_balm_moves_pages_inbound_and_restores_mba():
     assert ctl.stats.batches > 0
 
 
-def test_escalates_after_max_retries_when_unfixable():
+def _escalations(config: balm.BalmConfig) -> list[dict]:
+    """What the controller escalates in 15 s on a host it cannot fix: the
+    LC alone saturates its node.
+    """
     host = sim.SimulatedHost(sim.SimConfig(seed=3))
-    # the LC alone saturates its node: nothing on the host can fix that
     host.add_lc(sim.SimLC('lc', node=0, load=1.0, demand_gbs=60.0))
     host.add_be(sim.SimBE('hog', node=1, phases=((1.0, 1.0),)))
     mon = balm.SloMonitor()
     mon.register('lc', 0, 35.0)
     calls = []
-    ctl = balm.BalmController(host, mon, balm.BalmConfig(max_retries=2),
-                              escalate=calls.append)
+    ctl = balm.BalmController(host, mon, config, escalate=calls.append)
     ctl.set_best_effort(['hog'])
     _drive(host, ctl, mon, 15)
+    return calls
+
+
+def test_escalates_after_max_retries_when_unfixable():
+    calls = _escalations(balm.BalmConfig(max_retries=2))
     assert calls and calls[0]['victim_nodes'] == [0]
     assert calls[0]['retries'] == 3
 
@@ -250,17 +256,8 @@ def test_repin_checks_the_target_and_the_vms_memory_first():
 
 
 def test_escalation_recommends_live_migration_once_per_interval():
-    host = sim.SimulatedHost(sim.SimConfig(seed=3))
-    host.add_lc(sim.SimLC('lc', node=0, load=1.0, demand_gbs=60.0))
-    host.add_be(sim.SimBE('hog', node=1, phases=((1.0, 1.0),)))
-    mon = balm.SloMonitor()
-    mon.register('lc', 0, 35.0)
-    calls = []
-    ctl = balm.BalmController(host, mon, balm.BalmConfig(
-        mode='ladder', max_retries=1, escalation_interval=10.0),
-        escalate=calls.append)
-    ctl.set_best_effort(['hog'])
-    _drive(host, ctl, mon, 15)
+    calls = _escalations(balm.BalmConfig(
+        mode='ladder', max_retries=1, escalation_interval=10.0))
     assert 1 <= len(calls) <= 2
     assert calls[0]['recommendation'] == {
         'action': 'live_migration', 'server_id': 'hog',

@@ -98,15 +98,26 @@ def test_dead_after_missed_samples_and_two_peers_see_it_down(conf):
                     'reason': 'answering again'}
 
 
-def test_not_dead_while_a_peer_sees_it_up(conf):
+def _silent_n3(conf, answers, state=None):
+    """n3's state after three rounds in which it gives no sample and the
+    peers' nodetool gives ``answers``; n3 starts in ``state``.
+    """
     store = memstore.MemStore()
     cid = _cluster(store)
-    peers = Peers({'10.0.0.1': RING_N3_DOWN,
-                   '10.0.0.2': dict(RING_N3_DOWN, **{'10.0.0.3': 'UN'})})
+    if state is not None:
+        store.nodes.upsert(cid, 'n3', state=state)
+    peers = Peers(answers)
     checker = health.HealthChecker(conf, store, peers)
     for _ in range(3):
         _round(checker, store, cid, {'n1': True, 'n2': True, 'n3': False})
-    assert store.nodes.get(cid, 'n3')['state'] == 'UN'
+    return store.nodes.get(cid, 'n3')['state'], peers
+
+
+def test_not_dead_while_a_peer_sees_it_up(conf):
+    state, _ = _silent_n3(conf, {
+        '10.0.0.1': RING_N3_DOWN,
+        '10.0.0.2': dict(RING_N3_DOWN, **{'10.0.0.3': 'UN'})})
+    assert state == 'UN'
 
 
 def test_peer_that_cannot_answer_is_skipped(conf):
@@ -126,23 +137,16 @@ def test_peer_that_cannot_answer_is_skipped(conf):
 
 
 def test_one_confirmation_is_not_enough_when_two_are_wanted(conf):
-    store = memstore.MemStore()
-    cid = _cluster(store)
-    peers = Peers({'10.0.0.1': RING_N3_DOWN, '10.0.0.2': exception.
-                   NodetoolError(command='status', node='x', reason='down')})
-    checker = health.HealthChecker(conf, store, peers)
-    for _ in range(3):
-        _round(checker, store, cid, {'n1': True, 'n2': True, 'n3': False})
-    assert store.nodes.get(cid, 'n3')['state'] == 'UN'
+    state, _ = _silent_n3(conf, {
+        '10.0.0.1': RING_N3_DOWN,
+        '10.0.0.2': exception.NodetoolError(command='status', node='x',
+                                            reason='down')})
+    assert state == 'UN'
 
 
 def test_nodes_the_actuator_is_working_on_are_left_alone(conf):
-    store = memstore.MemStore()
-    cid = _cluster(store)
-    store.nodes.upsert(cid, 'n3', state='LEAVING')
-    peers = Peers({'10.0.0.1': RING_N3_DOWN, '10.0.0.2': RING_N3_DOWN})
-    checker = health.HealthChecker(conf, store, peers)
-    for _ in range(3):
-        _round(checker, store, cid, {'n1': True, 'n2': True, 'n3': False})
-    assert store.nodes.get(cid, 'n3')['state'] == 'LEAVING'
+    state, peers = _silent_n3(conf, {'10.0.0.1': RING_N3_DOWN,
+                                     '10.0.0.2': RING_N3_DOWN},
+                              state='LEAVING')
+    assert state == 'LEAVING'
     assert peers.asked == []
