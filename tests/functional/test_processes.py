@@ -31,6 +31,7 @@ from elastman.common.rpcapi import hostagent as hostagent_rpcapi
 from elastman.hostagent import manager as hostagent_manager
 from elastman.monitor import manager as monitor_manager
 from tests.functional import services
+from tests.unit import memstore
 
 
 class _Process:
@@ -108,19 +109,6 @@ def test_api_scale_cast_reaches_an_actuator_process_over_rabbit(
         worker.kill()
 
 
-class _Hosts:
-    def __init__(self):
-        self.reports = []
-
-    def report(self, host, vms, details=None):
-        self.reports.append((host, vms, details))
-
-
-class _Store:
-    def __init__(self):
-        self.hosts = _Hosts()
-
-
 def _queued(url, queue):
     """Messages waiting in ``queue`` of the broker at ``url``."""
     with kombu.Connection(url.replace('rabbit://', 'amqp://', 1)) as conn:
@@ -141,7 +129,7 @@ def test_host_agent_notifications_reach_the_actuator_over_rabbit(conf,
         vms = {'vm-1': {'interference_index': 0.25}}
         notifier.info(context.RequestContext(), 'hostagent.interference',
                       {'host': 'cmp-1', 'vms': vms})
-        store = _Store()
+        store = memstore.MemStore()
         # as the actuator listens (elastman.actuator.manager)
         listener = rpc.get_listener(
             conf, transport, [hostevents.HostEventsEndpoint(store)])

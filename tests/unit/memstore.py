@@ -143,6 +143,7 @@ class Actions:
 class Leases:
     def __init__(self):
         self.holders = {}
+        self.released = []
 
     def acquire(self, name, holder, ttl):
         current = self.holders.get(name)
@@ -153,6 +154,13 @@ class Leases:
 
     def holder(self, name):
         return self.holders.get(name)
+
+    def release(self, name, holder):
+        if self.holders.get(name) != holder:
+            return False
+        del self.holders[name]
+        self.released.append(name)
+        return True
 
 
 class Samples:
@@ -179,9 +187,20 @@ class Credentials:
         return None
 
 
+class Hosts:
+    """The host agents' interference reports, in the order received."""
+
+    def __init__(self):
+        self.reports = []
+
+    def report(self, host, vms, ts=None, details=None):
+        self.reports.append((host, vms, details))
+
+
 class MemStore:
     def __init__(self):
         self.credentials = Credentials()
+        self.hosts = Hosts()
         self.clusters = Clusters()
         self.nodes = Nodes()
         self.actions = Actions()

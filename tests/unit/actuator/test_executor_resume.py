@@ -16,25 +16,7 @@ import pytest
 
 from elastman.actuator import executor as executor_mod
 from elastman.common import exception
-
-
-class FakeNodes:
-    def __init__(self):
-        self.states = {}
-
-    def upsert(self, cluster_id, node_id, **fields):
-        self.states[node_id] = fields['state']
-
-
-class FakeCredentials:
-    def get(self, cluster_id):
-        return None
-
-
-class FakeStore:
-    def __init__(self):
-        self.nodes = FakeNodes()
-        self.credentials = FakeCredentials()
+from tests.unit import memstore
 
 
 class FakeNodetool:
@@ -60,7 +42,7 @@ class FakeNodetool:
 
 
 def _executor(conf, tool):
-    store = FakeStore()
+    store = memstore.MemStore()
     executor = executor_mod.ActionExecutor(conf, store, driver=None,
                                            nodetool_factory=lambda h, p: tool)
     return executor, store
@@ -81,7 +63,7 @@ def test_decommission_resumes_by_node_mode(conf, mode, expected):
     executor, store = _executor(conf, tool)
     executor._decommission_node({'cluster_id': 'c'}, NODE)
     assert tool.calls == expected
-    assert store.nodes.states == {}
+    assert store.nodes.rows == {}
 
 
 def test_failed_decommission_puts_the_node_back(conf):
@@ -89,7 +71,7 @@ def test_failed_decommission_puts_the_node_back(conf):
     executor, store = _executor(conf, tool)
     with pytest.raises(exception.NodetoolError, match='LEAVING state'):
         executor._decommission_node({'cluster_id': 'c'}, NODE)
-    assert store.nodes.states == {'n1': 'UN'}
+    assert store.nodes.get('c', 'n1')['state'] == 'UN'
 
 
 def test_checkpoint_hook_sees_every_checkpoint_name(conf):

@@ -14,19 +14,7 @@ and the escalation's live-migration recommendation through the driver."""
 from __future__ import annotations
 
 from elastman.actuator import hostevents
-
-
-class Hosts:
-    def __init__(self):
-        self.reports = []
-
-    def report(self, host, vms, details=None):
-        self.reports.append((host, vms, details))
-
-
-class Store:
-    def __init__(self):
-        self.hosts = Hosts()
+from tests.unit import memstore
 
 
 class Driver:
@@ -50,7 +38,7 @@ ESCALATION = {'host': 'cmp-1', 'reason': 'cannot fix SLO violation',
 def _send(conf, driver, payload=ESCALATION, on=True):
     conf.set_override('live_migrate_on_escalation', on, 'actuator')
     try:
-        store = Store()
+        store = memstore.MemStore()
         endpoint = hostevents.HostEventsEndpoint(store, driver, conf)
         endpoint.info(None, 'hostagent.cmp-1', 'hostagent.escalation',
                       payload, {})

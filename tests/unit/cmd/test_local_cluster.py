@@ -13,7 +13,6 @@
 and the listing, against an in-memory store, executor and driver.
 """
 import argparse
-import datetime
 import subprocess
 import sys
 import threading
@@ -22,8 +21,8 @@ import uuid
 import pytest
 
 from elastman.cmd import local_cluster
-from elastman.common import exception
 from elastman.compute import base as compute
+from tests.unit import memstore
 
 FLAVORS = ['small:cpu=0.5,heap=384M', 'big:cpu=1,heap=512M']
 
@@ -37,109 +36,6 @@ def lc_conf(conf):
 
 
 # -- fakes ----------------------------------------------------------------------
-class FakeClusters:
-    def __init__(self):
-        self.rows = {}
-
-    def create(self, project_id, name, spec, policy=None, state='ACTIVE'):
-        cluster_id = uuid.uuid4()
-        self.rows[cluster_id] = {'id': cluster_id, 'project_id': project_id,
-                                 'name': name, 'spec': spec,
-                                 'policy': policy or {}, 'state': state}
-        return dict(self.rows[cluster_id])
-
-    def get(self, cluster_id):
-        try:
-            return dict(self.rows[cluster_id])
-        except KeyError:
-            raise exception.NotFound(kind='cluster', id=cluster_id)
-
-    def all(self):
-        return [dict(r) for r in self.rows.values()]
-
-    def update(self, cluster_id, **fields):
-        self.get(cluster_id)
-        self.rows[cluster_id].update(fields)
-
-    def delete(self, cluster_id):
-        self.rows.pop(cluster_id, None)
-
-
-class FakeNodes:
-    def __init__(self):
-        self.rows = {}
-
-    def list(self, cluster_id):
-        return [dict(r) for (c, _), r in sorted(self.rows.items(),
-                                                key=lambda i: str(i[0]))
-                if c == cluster_id]
-
-    def upsert(self, cluster_id, node_id, **fields):
-        row = self.rows.setdefault((cluster_id, node_id),
-                                   {'node_id': node_id})
-        row.update(fields)
-
-    def delete(self, cluster_id, node_id):
-        self.rows.pop((cluster_id, node_id), None)
-
-
-class FakeActions:
-    def __init__(self):
-        self.rows = {}
-        self.clock = datetime.datetime(2025, 1, 1)
-
-    def create(self, cluster_id, kind, params, step='created',
-               state='RUNNING'):
-        self.clock += datetime.timedelta(seconds=1)
-        action_id = uuid.uuid4()
-        self.rows[action_id] = {'id': action_id, 'cluster_id': cluster_id,
-                                'kind': kind, 'params': params, 'step': step,
-                                'state': state, 'result': None,
-                                'reason': None, 'created_at': self.clock}
-        return dict(self.rows[action_id])
-
-    def get(self, cluster_id, action_id):
-        return dict(self.rows[action_id])
-
-    def finish(self, action_id, state='SUCCEEDED', reason=None):
-        self.rows[action_id].update(state=state, reason=reason,
-                                    step='done' if state == 'SUCCEEDED'
-                                    else 'failed')
-
-    def unfinished(self, cluster_id):
-        return [dict(r) for r in self.rows.values()
-                if r['cluster_id'] == cluster_id and r['state'] not in
-                ('SUCCEEDED', 'FAILED', 'ROLLED_BACK')]
-
-
-class FakeLeases:
-    def __init__(self):
-        self.holders = {}
-        self.released = []
-
-    def acquire(self, name, holder, ttl):
-        if self.holders.get(name, holder) != holder:
-            return False
-        self.holders[name] = holder
-        return True
-
-    def holder(self, name):
-        return self.holders.get(name)
-
-    def release(self, name, holder):
-        if self.holders.get(name) == holder:
-            del self.holders[name]
-            self.released.append(name)
-
-
-class FakeStore:
-    def __init__(self):
-        self.clusters = FakeClusters()
-        self.nodes = FakeNodes()
-        self.actions = FakeActions()
-        self.leases = FakeLeases()
-
-
 class FakeExecutor:
     """Does what the real one does to the store, without servers."""
 
@@ -150,10 +46,11 @@ class FakeExecutor:
 
     def run(self, action):
         self.ran.append(action['kind'])
-        if self.fail_with:
-            self.store.actions.finish(action['id'], 'FAILED', self.fail_with)
-            return
         cluster_id = action['cluster_id']
+        if self.fail_with:
+            self.store.actions.advance(cluster_id, action['id'], 'failed',
+                                       'FAILED', reason=self.fail_with)
+            return
         if action['kind'] == 'delete':
             for node in self.store.nodes.list(cluster_id):
                 del self.store.nodes.rows[(cluster_id, node['node_id'])]
@@ -164,7 +61,8 @@ class FakeExecutor:
                                         address='127.0.100.%d' % (i + 1),
                                         flavor='small', server_id='s%d' % i)
             self.store.clusters.update(cluster_id, state='ACTIVE')
-        self.store.actions.finish(action['id'])
+        self.store.actions.advance(cluster_id, action['id'], 'done',
+                                   'SUCCEEDED')
 
 
 class FakeDriver(compute.ComputeDriver):
@@ -192,7 +90,7 @@ class FakeDriver(compute.ComputeDriver):
 
 @pytest.fixture
 def store():
-    return FakeStore()
+    return memstore.MemStore()
 
 
 def make_tool(conf, store, driver=None, fail_with=None, holder='me'):
@@ -409,7 +307,7 @@ def test_delete_refuses_what_it_cannot_resolve(lc_conf, store, ref, message):
 
 
 def test_unknown_cluster_exits_2(lc_conf, store, monkeypatch, capsys):
-    class Closing(FakeStore):
+    class Closing(memstore.MemStore):
         def close(self):
             pass
     monkeypatch.setattr(local_cluster, '_open',
