@@ -128,25 +128,25 @@ class SloMonitor:
     def vms(self) -> dict[str, tuple[int, float]]:
         return dict(self._lcs)
 
-    def add_sample(self, vm: str, t: float, latency_ms: float) -> None:
-        q = self._samples.get(vm)
+    def _keep(self, q: collections.deque | None, t: float, item) -> None:
+        """Append ``(t, item)`` to a registered VM's window ``q``, dropping
+        what is older than the window.
+        """
         if q is None:
             return
-        q.append((t, latency_ms))
+        q.append((t, item))
         while q and q[0][0] < t - self.window:
             q.popleft()
+
+    def add_sample(self, vm: str, t: float, latency_ms: float) -> None:
+        self._keep(self._samples.get(vm), t, latency_ms)
 
     def add_histogram(self, vm: str, t: float,
                       counts: Mapping[int, int]) -> None:
         """The requests of one poll: ``{bucket index: count}`` (microsecond
         buckets of Cassandra's latency histograms).
         """
-        q = self._hist.get(vm)
-        if q is None:
-            return
-        q.append((t, counts))
-        while q and q[0][0] < t - self.window:
-            q.popleft()
+        self._keep(self._hist.get(vm), t, counts)
 
     def request_rate(self, vm: str, t: float) -> float | None:
         """Reads per second in the window (histogram samples only)."""
