@@ -12,6 +12,8 @@
 """[actuator] options of elastman-actuator."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 actuator_group = cfg.OptGroup('actuator', title='Elasticity controller',
                               help='Scaling decisions and their execution.')
 
@@ -74,11 +76,7 @@ actuator_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = actuator_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(actuator_opts, group=actuator_group)
+    opts.register_group(conf, actuator_group, actuator_opts)
 
 
 def list_opts():

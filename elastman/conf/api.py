@@ -12,6 +12,8 @@
 """[api] options of elastman-api."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 api_group = cfg.OptGroup('api', title='REST API options',
                          help='Options of the elastman-api service.')
 
@@ -37,11 +39,7 @@ api_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = api_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(api_opts, group=api_group)
+    opts.register_group(conf, api_group, api_opts)
 
 
 def list_opts():

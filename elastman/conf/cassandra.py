@@ -17,6 +17,8 @@ import os
 
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 cassandra_group = cfg.OptGroup('cassandra', title='Local Cassandra runtime',
                                help='The JVM and jars used to run Cassandra '
                                     'nodes and nodetool on this host.')
@@ -43,11 +45,7 @@ cassandra_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = cassandra_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(cassandra_opts, group=cassandra_group)
+    opts.register_group(conf, cassandra_group, cassandra_opts)
 
 
 def list_opts():

@@ -12,6 +12,8 @@
 """[credentials] options: how elastman keeps clusters' credentials."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 credentials_group = cfg.OptGroup(
     'credentials', title='Cluster credentials',
     help='The Cassandra credentials (CQL and JMX users and passwords, TLS '
@@ -32,11 +34,7 @@ credentials_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = credentials_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(credentials_opts, group=credentials_group)
+    opts.register_group(conf, credentials_group, credentials_opts)
 
 
 def list_opts():

@@ -12,6 +12,8 @@
 """[hostagent] options of elastman-hostagent."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 hostagent_group = cfg.OptGroup('hostagent', title='Compute host agent',
                                help='NUMA and memory-bandwidth protection of '
                                     'latency-critical VMs.')
@@ -171,11 +173,7 @@ hostagent_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = hostagent_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(hostagent_opts, group=hostagent_group)
+    opts.register_group(conf, hostagent_group, hostagent_opts)
 
 
 def list_opts():

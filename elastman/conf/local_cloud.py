@@ -16,6 +16,8 @@ the CPU quota, heap and matching Cassandra settings given to that process.
 """
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 local_cloud_group = cfg.OptGroup(
     'local_cloud', title='Local compute driver',
     help='Runs each server of a managed cluster as a Cassandra process on '
@@ -77,11 +79,7 @@ local_cloud_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = local_cloud_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(local_cloud_opts, group=local_cloud_group)
+    opts.register_group(conf, local_cloud_group, local_cloud_opts)
 
 
 def list_opts():

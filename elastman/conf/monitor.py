@@ -12,6 +12,8 @@
 """[monitor] options of elastman-monitor."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 monitor_group = cfg.OptGroup('monitor', title='Monitor options',
                              help='How elastman samples managed Cassandra '
                                   'nodes.')
@@ -69,11 +71,7 @@ monitor_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = monitor_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(monitor_opts, group=monitor_group)
+    opts.register_group(conf, monitor_group, monitor_opts)
 
 
 def list_opts():

@@ -47,3 +47,13 @@ def list_opts():
 
 def set_defaults(conf=None):
     """Hook for oslo.config.opts.defaults: elastman changes no library default."""
+
+
+def register_group(conf, group: cfg.OptGroup, options: list) -> None:
+    """Register ``options`` in a copy of ``group`` on ``conf``: an OptGroup
+    of its own per ConfigOpts, because overrides live on the OptGroup and a
+    shared one would share them between ConfigOpts.
+    """
+    conf.register_group(cfg.OptGroup(group.name, title=group.title,
+                                     help=group.help))
+    conf.register_opts(options, group=group)

@@ -13,6 +13,8 @@
 
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 predictor_group = cfg.OptGroup(
     'predictor',
     title='Workload predictor',
@@ -144,11 +146,7 @@ predictor_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = predictor_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(predictor_opts, group=predictor_group)
+    opts.register_group(conf, predictor_group, predictor_opts)
 
 
 def list_opts():

@@ -12,6 +12,8 @@
 """[prometheus] options: the monitor's "prometheus" metrics source."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 prometheus_group = cfg.OptGroup(
     'prometheus', title='Prometheus metrics source',
     help='Where the monitor reads node metrics when [monitor] '
@@ -39,11 +41,7 @@ prometheus_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = prometheus_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(prometheus_opts, group=prometheus_group)
+    opts.register_group(conf, prometheus_group, prometheus_opts)
 
 
 def list_opts():

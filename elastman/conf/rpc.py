@@ -15,6 +15,8 @@ The transport itself is oslo.messaging's ``[DEFAULT] transport_url``.
 """
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 rpc_group = cfg.OptGroup('rpc', title='Message bus options',
                          help='Topics and timeouts of elastman RPC.')
 
@@ -34,11 +36,7 @@ rpc_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = rpc_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(rpc_opts, group=rpc_group)
+    opts.register_group(conf, rpc_group, rpc_opts)
 
 
 def list_opts():

@@ -12,6 +12,8 @@
 """[store] options: elastman's own Cassandra keyspace."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 store_group = cfg.OptGroup('store', title='State store options',
                            help='Where elastman keeps its state: a Cassandra '
                                 'keyspace of its own.')
@@ -65,11 +67,7 @@ store_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = store_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(store_opts, group=store_group)
+    opts.register_group(conf, store_group, store_opts)
 
 
 def list_opts():

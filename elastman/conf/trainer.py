@@ -12,6 +12,8 @@
 """[trainer] options of elastman-trainer (defaults of the capacity model)."""
 from oslo_config import cfg
 
+from elastman.conf import opts
+
 trainer_group = cfg.OptGroup('trainer', title='Capacity model trainer',
                              help='Defaults of the online SVM capacity '
                                   'model; a scaling policy may override them.')
@@ -100,11 +102,7 @@ trainer_opts = [
 
 
 def register_opts(conf):
-    # an OptGroup of its own per ConfigOpts: a shared one shares overrides
-    group = trainer_group
-    conf.register_group(cfg.OptGroup(group.name, title=group.title,
-                                     help=group.help))
-    conf.register_opts(trainer_opts, group=trainer_group)
+    opts.register_group(conf, trainer_group, trainer_opts)
 
 
 def list_opts():
