@@ -120,11 +120,26 @@ nova_opts = [
 ]
 
 
+def register_auth_group(conf, group: cfg.OptGroup, options: list) -> None:
+    """Register ``group`` with ``options`` and keystoneauth's session and
+    auth-plugin options (a group elastman authenticates with).
+    """
+    conf.register_group(group)
+    conf.register_opts(options, group=group.name)
+    ks_loading.register_session_conf_options(conf, group.name)
+    ks_loading.register_auth_conf_options(conf, group.name)
+
+
+def auth_group_opts(options: list) -> list:
+    """``options`` and the keystoneauth options of such a group, for the
+    sample configuration.
+    """
+    return (options + ks_loading.get_session_conf_options()
+            + ks_loading.get_auth_common_conf_options() + password_opts())
+
+
 def register_opts(conf):
-    conf.register_group(_group())
-    conf.register_opts(nova_opts, group=GROUP)
-    ks_loading.register_session_conf_options(conf, GROUP)
-    ks_loading.register_auth_conf_options(conf, GROUP)
+    register_auth_group(conf, _group(), nova_opts)
 
 
 def password_opts():
@@ -139,8 +154,4 @@ def password_opts():
 
 
 def list_opts():
-    return [(_group(),
-             nova_opts
-             + ks_loading.get_session_conf_options()
-             + ks_loading.get_auth_common_conf_options()
-             + password_opts())]
+    return [(_group(), auth_group_opts(nova_opts))]

@@ -19,7 +19,6 @@ keystoneauth's (``auth_type = password``, ``auth_url``, ``username``,
 ``password``, ``user_domain_name``, ...), without a project: the trust gives
 the scope.
 """
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 from elastman.conf import nova as nova_conf
@@ -41,15 +40,8 @@ def _group():
 
 
 def register_opts(conf):
-    conf.register_group(_group())
-    conf.register_opts(trustee_opts, group=GROUP)
-    ks_loading.register_session_conf_options(conf, GROUP)
-    ks_loading.register_auth_conf_options(conf, GROUP)
+    nova_conf.register_auth_group(conf, _group(), trustee_opts)
 
 
 def list_opts():
-    return [(_group(),
-             trustee_opts
-             + ks_loading.get_session_conf_options()
-             + ks_loading.get_auth_common_conf_options()
-             + nova_conf.password_opts())]
+    return [(_group(), nova_conf.auth_group_opts(trustee_opts))]
