@@ -86,6 +86,19 @@ def java(conf) -> str:
     return exe
 
 
+#: The JVM program for JMX on Cassandra nodes, run in source-file mode (no
+#: build step): ``bridge``, the monitor's JMX client (elastman.monitor.jmx);
+#: ``poll``, the host agent's latency poller (elastman.hostagent.jmxlatency).
+JMX_PROGRAM = os.path.join(os.path.dirname(__file__), 'java',
+                           'CassandraJmx.java')
+
+
+def jmx_program(java_exe: str, mode: str, jvm_options: list[str]
+                ) -> list[str]:
+    """The command line of :data:`JMX_PROGRAM` in ``mode``."""
+    return [java_exe, *jvm_options, JMX_PROGRAM, mode]
+
+
 def classpath(conf) -> str:
     return os.path.join(lib_dir(conf), '*')
 

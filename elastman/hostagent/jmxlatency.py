@@ -12,17 +12,17 @@
 """The latency signal at BALM's pace: Cassandra's read-latency histogram
 polled over JMX every ``[hostagent] poll_interval``.
 
-One JVM (``java/LatencyPoller.java``, run in source-file mode, so no build
-step) polls each watched node on a schedule of its own and prints, per node
-and poll, the buckets that grew since the previous poll: exactly the reads
-that completed in between. This side timestamps each line as it arrives and
-hands ``(vm, t, {bucket: count})`` to the controller, whose window then holds
-every read of the last ``[hostagent] window`` seconds, as BALM's monitor does.
+One JVM (``elastman/cassandra/java/CassandraJmx.java poll``, run in
+source-file mode, so no build step) polls each watched node on a schedule of
+its own and prints, per node and poll, the buckets that grew since the
+previous poll: exactly the reads that completed in between. This side
+timestamps each line as it arrives and hands ``(vm, t, {bucket: count})`` to
+the controller, whose window then holds every read of the last
+``[hostagent] window`` seconds, as BALM's monitor does.
 """
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import threading
@@ -30,10 +30,10 @@ import time
 
 from oslo_log import log as logging
 
+from elastman.cassandra import runtime
+
 LOG = logging.getLogger(__name__)
 
-POLLER_SOURCE = os.path.join(os.path.dirname(__file__), 'java',
-                             'LatencyPoller.java')
 #: seconds between two warnings about the same node's JMX
 WARN_EVERY = 60.0
 
@@ -117,11 +117,10 @@ class JmxLatencyPoller:
         """Start the JVM and send the period and every watch (lock held)."""
         self._stop_proc()
         self._ready.clear()
-        argv = [self.java, '-Xmx32m', '-XX:+UseSerialGC',
-                '-XX:TieredStopAtLevel=1', '-Xshare:auto',
-                '-Dsun.rmi.transport.tcp.responseTimeout=2000',
-                '-Dsun.rmi.transport.connectionTimeout=2000',
-                POLLER_SOURCE]
+        argv = runtime.jmx_program(self.java, 'poll', [
+            '-Xmx32m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1',
+            '-Xshare:auto', '-Dsun.rmi.transport.tcp.responseTimeout=2000',
+            '-Dsun.rmi.transport.connectionTimeout=2000'])
         try:
             self._proc = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -9,14 +9,15 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""A JMX client for Python: one long-lived JVM running JmxBridge.java.
+"""A JMX client for Python: one long-lived JVM running the bridge.
 
-The bridge (``java/JmxBridge.java``, started in source-file mode, so no build
-step) keeps one JMX connection per node (and credentials) and serves requests
-concurrently; this side matches answers to requests by id, so one slow node
-never holds up another. Credentials reach the bridge on its standard input,
-never on a command line; a cluster's CA certificate is sent once per bridge
-JVM before the first TLS request that needs it.
+The bridge (``elastman/cassandra/java/CassandraJmx.java bridge``, started
+in source-file mode, so no build step) keeps one JMX connection per node (and
+credentials) and serves requests concurrently; this side matches answers to
+requests by id, so one slow node never holds up another. Credentials reach the
+bridge on its standard input, never on a command line; a cluster's CA
+certificate is sent once per bridge JVM before the first TLS request that
+needs it.
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ import concurrent.futures
 import hashlib
 import itertools
 import json
-import os
 import subprocess
 import threading
 
@@ -36,9 +36,6 @@ from elastman.cassandra import runtime
 from elastman.common import exception
 
 LOG = logging.getLogger(__name__)
-
-BRIDGE_SOURCE = os.path.join(os.path.dirname(__file__), 'java',
-                             'JmxBridge.java')
 
 
 class JmxError(exception.ElastmanException):
@@ -81,12 +78,11 @@ class JmxBridge:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         ms = int(self.timeout * 1000)
-        argv = [runtime.java(self.conf), '-Xmx64m', '-XX:+UseSerialGC',
-                '-XX:TieredStopAtLevel=1',
-                '-Dsun.rmi.transport.tcp.responseTimeout=%d' % ms,
-                '-Dsun.rmi.transport.connectionTimeout=%d' % ms,
-                '-Dsun.rmi.transport.proxy.connectTimeout=%d' % ms,
-                BRIDGE_SOURCE]
+        argv = runtime.jmx_program(runtime.java(self.conf), 'bridge', [
+            '-Xmx64m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1',
+            '-Dsun.rmi.transport.tcp.responseTimeout=%d' % ms,
+            '-Dsun.rmi.transport.connectionTimeout=%d' % ms,
+            '-Dsun.rmi.transport.proxy.connectTimeout=%d' % ms])
         self._ready.clear()
         self._trusted = set()
         self._proc = subprocess.Popen(
