@@ -31,6 +31,7 @@ import pytest
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.hostagent import hookinstall
+from tests.functional import services
 
 HOOKS_D = '/etc/libvirt/hooks/qemu.d'
 URI = 'qemu:///system'
@@ -61,13 +62,11 @@ def pids(name: str) -> list[int]:
 
 
 def wait(pred, timeout: float = 15.0, step: float = 0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = pred()
-        if value:
-            return value
-        time.sleep(step)
-    return pred()
+    """``pred()``'s first true value within ``timeout`` s, else its last."""
+    try:
+        return services.wait_for(pred, timeout, step)
+    except TimeoutError:
+        return pred()
 
 
 @pytest.fixture(scope='module')
