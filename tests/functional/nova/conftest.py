@@ -16,9 +16,6 @@ afterwards, and the teardown checks that none is left.
 """
 from __future__ import annotations
 
-import os
-import pathlib
-import subprocess
 import time
 
 from oslo_config import cfg
@@ -26,10 +23,9 @@ import pytest
 
 from elastman.compute import nova
 from elastman.conf import nova as nova_conf_mod
+from tests.functional import novalab
 from tests.functional import services
 
-REPO = pathlib.Path(__file__).resolve().parents[3]
-LAB_SH = REPO / 'tools' / 'nova-lab' / 'lab.sh'
 IMAGE = '11111111-2222-3333-4444-555555555555'
 # vcpus:memory_mb:disk_gb of each of the two fake hosts: two m1.tiny
 # (1 vCPU) fill one
@@ -37,48 +33,22 @@ HOST_SIZE = '2:2048:20'
 HOSTS = ('compute1', 'compute2')
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture(scope='module')
 def nova_lab(tmp_path_factory):
     """Start the lab; yields its Compute endpoint. Stops it afterwards."""
-    cache = pathlib.Path(os.environ.get(
-        'ELASTMAN_CACHE', pathlib.Path.home() / '.cache' / 'elastman'))
-    venv = pathlib.Path(os.environ.get('ELASTMAN_NOVA_VENV',
-                                       cache / 'nova-venv'))
-    if not (venv / 'bin' / 'nova-compute').exists():
-        pytest.fail('the Nova lab is not installed: run tools/install.sh '
-                    '--nova (or tools/nova-lab/install.sh)')
-    lab_dir = tmp_path_factory.mktemp('nova-lab')
+    novalab.require_installed()
     broker = services.Rabbit()
     broker.start()
-    env = dict(os.environ, NOVA_LAB_DIR=str(lab_dir),
-               NOVA_LAB_TRANSPORT_URL=broker.url,
-               NOVA_LAB_COMPUTES=' '.join(HOSTS),
-               NOVA_LAB_HOST_SIZE=HOST_SIZE)
+    lab = novalab.Lab(tmp_path_factory.mktemp('nova-lab'), broker.url, HOSTS,
+                      HOST_SIZE)
     started = time.monotonic()
-    pids: list[int] = []
     try:
-        result = subprocess.run([str(LAB_SH), 'start'], env=env,
-                                capture_output=True, text=True, timeout=600)
-        print(result.stdout)
-        if result.returncode:
-            pytest.fail('nova lab did not start:\n%s\n%s'
-                        % (result.stdout, result.stderr))
-        pids = [int(p.read_text()) for p in (lab_dir / 'run').glob('*.pid')]
+        lab.start(timeout=600)
         print('nova lab started in %.1fs' % (time.monotonic() - started))
         yield 'http://127.0.0.1:8774/v2.1'
     finally:
-        subprocess.run([str(LAB_SH), 'stop'], env=env, timeout=120,
-                       capture_output=True)
+        left = lab.stop(timeout=120)
         broker.stop()
-        left = [p for p in pids if _alive(p)]
         assert not left, 'nova lab processes left running: %s' % left
 
 
