@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -103,6 +106,59 @@ def wait_for(predicate, timeout: float, interval: float = 0.5):
             return result
         time.sleep(interval)
     raise TimeoutError('condition not met within %ss' % timeout)
+
+
+class Process:
+    """A child Python process (``python *args``) whose output (stdout and
+    stderr) is collected as it comes.
+    """
+
+    def __init__(self, *args: str) -> None:
+        self.popen = subprocess.Popen(
+            [sys.executable, *args], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.popen.stdout:
+            self.lines.append(line)
+
+    @property
+    def output(self) -> str:
+        return ''.join(self.lines)
+
+    def wait_for_line(self, text: str, timeout: float = 60) -> None:
+        """Wait until ``text`` is in the output (fails if the process ends
+        without it).
+        """
+        wait_for(lambda: text in self.output
+                 or self.popen.poll() is not None, timeout=timeout)
+        assert text in self.output, self.output
+
+    def terminate(self, timeout: float = 60) -> int:
+        """SIGTERM, wait, and return the exit code."""
+        self.popen.send_signal(signal.SIGTERM)
+        self.popen.wait(timeout)
+        self._reader.join(10)
+        return self.popen.returncode
+
+    def stop(self, timeout: float = 60) -> None:
+        """SIGTERM if running, SIGKILL after ``timeout`` s."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(10)
+        self._reader.join(10)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(10)
 
 
 class PrivateRabbit:

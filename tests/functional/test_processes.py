@@ -13,10 +13,8 @@
 operator runs: db sync, elastman-all, clean SIGTERM shutdown.
 """
 import json
-import signal
 import subprocess
 import sys
-import threading
 import urllib.request
 import uuid
 
@@ -32,42 +30,6 @@ from elastman.hostagent import manager as hostagent_manager
 from elastman.monitor import manager as monitor_manager
 from tests.functional import services
 from tests.unit import memstore
-
-
-class _Process:
-    """A child elastman process whose output is collected as it comes."""
-
-    def __init__(self, *argv):
-        self.popen = subprocess.Popen(
-            [sys.executable, '-m', *argv], stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.lines.append(line)
-
-    @property
-    def output(self):
-        return ''.join(self.lines)
-
-    def wait_for_line(self, text, timeout=60):
-        services.wait_for(lambda: text in self.output
-                          or self.popen.poll() is not None, timeout=timeout)
-        assert text in self.output, self.output
-
-    def terminate(self, timeout=60):
-        self.popen.send_signal(signal.SIGTERM)
-        self.popen.wait(timeout)
-        self._reader.join(10)
-        return self.popen.returncode
-
-    def kill(self):
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait(10)
 
 
 def _sync(config):
@@ -90,7 +52,7 @@ def test_api_scale_cast_reaches_an_actuator_process_over_rabbit(
     config = config_file(DEFAULT={'transport_url': rabbit.url,
                                   'host': 'actuator-under-test'})
     _sync(config)
-    worker = _Process('elastman.cmd.actuator', '--config-file', config)
+    worker = services.Process('-m', 'elastman.cmd.actuator', '--config-file', config)
     try:
         worker.wait_for_line('actuator worker started on topic')
         conf.set_override('transport_url', rabbit.url)
@@ -189,7 +151,7 @@ def test_elastman_all_runs_without_a_broker(config_file, tmp_path):
     config = config_file(api={'bind_port': 0})
     _sync(config)
     config = config_file(api={'bind_port': 19870})
-    proc = _Process('elastman.cmd.all', '--config-file', config)
+    proc = services.Process('-m', 'elastman.cmd.all', '--config-file', config)
     try:
         def version_doc():
             try:
@@ -207,18 +169,25 @@ def test_elastman_all_runs_without_a_broker(config_file, tmp_path):
         proc.kill()
 
 
+def _exits_with_one_line(module: str, config: str, message: str,
+                         timeout: float) -> None:
+    """``python -m module`` exits 1 saying ``message``, no traceback."""
+    out = subprocess.run([sys.executable, '-m', module, '--config-file',
+                          config], capture_output=True, text=True,
+                         timeout=timeout)
+    assert out.returncode == 1
+    assert message in out.stderr
+    assert 'Traceback' not in out.stderr
+
+
 def test_unreachable_store_is_one_clear_line(tmp_path):
     config = services.write_config(
         str(tmp_path / 'bad.conf'),
         DEFAULT={'state_path': str(tmp_path)},
         store={'contact_points': '127.0.0.1', 'port': 1,
                'connect_retries': 1, 'connect_timeout': 1})
-    out = subprocess.run([sys.executable, '-m', 'elastman.cmd.all',
-                          '--config-file', config], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 1
-    assert 'Cannot reach the store at 127.0.0.1:1' in out.stderr
-    assert 'Traceback' not in out.stderr
+    _exits_with_one_line('elastman.cmd.all', config,
+                         'Cannot reach the store at 127.0.0.1:1', 60)
 
 
 def test_store_only_worker_needs_no_broker(config_file):
@@ -227,7 +196,7 @@ def test_store_only_worker_needs_no_broker(config_file):
     config = config_file(DEFAULT={
         'transport_url': 'rabbit://guest:guest@127.0.0.1:1/'})
     _sync(config)
-    worker = _Process('elastman.cmd.trainer', '--config-file', config)
+    worker = services.Process('-m', 'elastman.cmd.trainer', '--config-file', config)
     try:
         worker.wait_for_line('trainer worker started (host')
         assert worker.terminate() == 0, worker.output
@@ -240,9 +209,6 @@ def test_unreachable_broker_is_one_clear_line(tmp_path):
         str(tmp_path / 'bad.conf'),
         DEFAULT={'state_path': str(tmp_path),
                  'transport_url': 'rabbit://guest:guest@127.0.0.1:1/'})
-    out = subprocess.run([sys.executable, '-m', 'elastman.cmd.monitor',
-                          '--config-file', config], capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 1
-    assert 'Cannot reach the message broker at 127.0.0.1:1' in out.stderr
-    assert 'Traceback' not in out.stderr
+    _exits_with_one_line('elastman.cmd.monitor', config,
+                         'Cannot reach the message broker at 127.0.0.1:1',
+                         120)

@@ -25,11 +25,7 @@ restarts: both processes log the outages and reconnect, and each cluster's
 next control period is decided and recorded.
 """
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
 import time
 
 import pytest
@@ -51,36 +47,6 @@ import sys
 from elastman.cmd import workers
 sys.exit(workers.run(sys.argv, workers.CONTROL_WORKERS))
 """
-
-
-class Worker:
-    """One elastman process with every control worker; output collected."""
-
-    def __init__(self, config):
-        self.popen = subprocess.Popen(
-            [sys.executable, '-c', RUN_WORKERS, '--config-file', config],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.lines.append(line)
-
-    @property
-    def output(self):
-        return ''.join(self.lines)
-
-    def stop(self):
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGTERM)
-            try:
-                self.popen.wait(60)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(10)
-        self._reader.join(10)
 
 
 @pytest.fixture
@@ -156,7 +122,9 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
             monitor={'sampling_interval': PERIOD,
                      'push_latency_to_hosts': False})
         os.rename(config, str(tmp_path / ('%s.conf' % host)))
-        workers.append(Worker(str(tmp_path / ('%s.conf' % host))))
+        workers.append(services.Process(
+            '-c', RUN_WORKERS, '--config-file',
+            str(tmp_path / ('%s.conf' % host))))
     try:
         created = _wait_actions(store, clusters, 'create', workers)
         assert all(a[0]['state'] == 'SUCCEEDED' for a in created.values()), \
