@@ -14,6 +14,7 @@ RabbitMQ vhost. Each helper cleans up what it started.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -26,6 +27,7 @@ import uuid
 
 from elastman.cassandra import node as cassandra_node
 from elastman.common import ports
+from elastman.compute import local as local_driver
 from elastman.evaluation import live
 
 # A loopback address of this test session's own, so that concurrent test
@@ -106,6 +108,31 @@ def wait_for(predicate, timeout: float, interval: float = 0.5):
             return result
         time.sleep(interval)
     raise TimeoutError('condition not met within %ss' % timeout)
+
+
+@contextlib.contextmanager
+def local_cloud(conf, state_path: str, network: str, jmx_base: int,
+                flavor: str, more: dict | None = None):
+    """The local compute driver on a network and JMX ports of the test's
+    own, with one flavour; ``more``: other overrides, {(option, group):
+    value}. At the end every server it (or a child process sharing
+    ``state_path``) made is deleted and the overrides are cleared.
+    """
+    overrides = {('state_path', None): state_path,
+                 ('network', 'local_cloud'): network,
+                 ('jmx_port_base', 'local_cloud'): jmx_base,
+                 ('flavor', 'local_cloud'): [flavor]}
+    overrides.update(more or {})
+    for (name, group), value in overrides.items():
+        conf.set_override(name, value, group)
+    driver = local_driver.LocalDriver(conf)
+    try:
+        yield driver
+    finally:
+        for server in local_driver.LocalDriver(conf).list():
+            driver.delete(server.id)
+        for name, group in overrides:
+            conf.clear_override(name, group)
 
 
 class Process:

@@ -31,7 +31,6 @@ import time
 import pytest
 
 from elastman.common import timestamps
-from elastman.compute import local as local_driver
 from tests.functional import datacheck
 from tests.functional import services
 
@@ -59,19 +58,9 @@ def broker():
 
 @pytest.fixture
 def cloud(keyspace_conf, tmp_path):
-    conf = keyspace_conf
-    overrides = {('state_path', None): str(tmp_path / 'state'),
-                 ('network', 'local_cloud'): NETWORK,
-                 ('jmx_port_base', 'local_cloud'): JMX_BASE,
-                 ('flavor', 'local_cloud'): [FLAVOR]}
-    for (name, group), value in overrides.items():
-        conf.set_override(name, value, group)
-    driver = local_driver.LocalDriver(conf)
-    yield driver
-    for server in local_driver.LocalDriver(conf).list():
-        driver.delete(server.id)
-    for name, group in overrides:
-        conf.clear_override(name, group)
+    with services.local_cloud(keyspace_conf, str(tmp_path / 'state'),
+                              NETWORK, JMX_BASE, FLAVOR) as driver:
+        yield driver
 
 
 def _wait_actions(store, clusters, kind, workers, timeout=420):

@@ -38,7 +38,6 @@ from elastman.actuator import manager as actuator_manager
 from elastman.cassandra import nodetool
 from elastman.common import timestamps
 from elastman.compute import base as compute
-from elastman.compute import local as local_driver
 from elastman.monitor import manager as monitor_manager
 from tests.functional.actuator import test_executor_local as kills
 from tests.functional import datacheck
@@ -92,24 +91,14 @@ class Writer(threading.Thread):
 
 @pytest.fixture
 def cloud(keyspace_conf, tmp_path):
-    conf = keyspace_conf
-    overrides = {('state_path', None): str(tmp_path / 'state'),
-                 ('network', 'local_cloud'): NETWORK,
-                 ('jmx_port_base', 'local_cloud'): JMX_BASE,
-                 ('flavor', 'local_cloud'): [FLAVOR],
-                 ('join_timeout', 'actuator'): 300,
-                 ('sampling_interval', 'monitor'): INTERVAL,
-                 ('jmx_timeout', 'monitor'): 5.0,
-                 ('push_latency_to_hosts', 'monitor'): False,
-                 ('host', None): 'heal-test'}
-    for (name, group), value in overrides.items():
-        conf.set_override(name, value, group)
-    driver = local_driver.LocalDriver(conf)
-    yield driver
-    for server in driver.list():
-        driver.delete(server.id)
-    for name, group in overrides:
-        conf.clear_override(name, group)
+    with services.local_cloud(
+            keyspace_conf, str(tmp_path / 'state'), NETWORK, JMX_BASE, FLAVOR,
+            {('join_timeout', 'actuator'): 300,
+             ('sampling_interval', 'monitor'): INTERVAL,
+             ('jmx_timeout', 'monitor'): 5.0,
+             ('push_latency_to_hosts', 'monitor'): False,
+             ('host', None): 'heal-test'}) as driver:
+        yield driver
 
 
 def _ring(conf, node):
