@@ -168,6 +168,21 @@ class Keystone:
         self.admin.roles.grant(self._role(role), user=usr, project=proj)
         return proj.id
 
+    def service_user(self, user: str, password: str) -> bool:
+        """Make ``user`` an admin and service member of the ``service``
+        project, as an OpenStack service's own user is. False if it
+        existed already.
+        """
+        if self.admin.users.list(name=user):
+            return False
+        service = self.admin.projects.list(name='service')[0]
+        usr = self.admin.users.create(user, domain='default',
+                                      password=password)
+        for role in ('admin', 'service'):
+            self.admin.roles.grant(self._role(role), user=usr,
+                                   project=service)
+        return True
+
     def token(self, user: str, project: str,
               password: str = PASSWORD) -> str:
         return self.session(user, password, project).get_token()

@@ -40,10 +40,10 @@ import requests
 from elastman import store as em_store
 from elastman.store import connection
 from tests.functional import keystone as ks
+from tests.functional import novalab
 from tests.functional import services
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-LAB_SH = REPO / 'tools' / 'nova-lab' / 'lab.sh'
 USER_DATA = REPO / 'etc' / 'elastman' / 'cassandra-user-data.yaml'
 NETWORK = ipaddress.ip_network(os.environ.get('ELASTMAN_TEST_NOVA_NETWORK',
                                               '127.0.62.0/24'))
@@ -59,14 +59,6 @@ NOVA_PASSWORD = 'nova-secret'
 # beside another lab on the machine, the lab's ports can move
 PORT_OFFSET = int(os.environ.get('ELASTMAN_TEST_NOVA_PORT_OFFSET', '0'))
 MICROVERSION = '2.95'
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 class Process:
@@ -274,14 +266,7 @@ def _user_session(keystone, user: str, project: str) -> ks_session.Session:
 
 
 def _setup_keystone(keystone, lab_urls: dict[str, str]) -> None:
-    admin = keystone.admin
-    service = admin.projects.list(name='service')[0]
-    if not admin.users.list(name='nova'):
-        nova = admin.users.create('nova', domain='default',
-                                  password=NOVA_PASSWORD)
-        for role in ('admin', 'service'):
-            admin.roles.grant(admin.roles.list(name=role)[0], user=nova,
-                              project=service)
+    keystone.service_user('nova', NOVA_PASSWORD)
     for service_type, url in lab_urls.items():
         keystone.register_endpoint(url, service_type, service_type)
 
@@ -309,13 +294,7 @@ def _make_tenant(keystone, conn_admin, name: str, user: str,
 @pytest.fixture(scope='package')
 def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
     """Keystone + Nova lab + elastman API and actuator, for the package."""
-    cache = pathlib.Path(os.environ.get(
-        'ELASTMAN_CACHE', pathlib.Path.home() / '.cache' / 'elastman'))
-    venv = pathlib.Path(os.environ.get('ELASTMAN_NOVA_VENV',
-                                       cache / 'nova-venv'))
-    if not (venv / 'bin' / 'nova-compute').exists():
-        pytest.fail('the Nova lab is not installed: run tools/install.sh '
-                    '--nova')
+    novalab.require_installed()
     base = tmp_path_factory.mktemp('tenant-cloud')
     lab_dir = base / 'nova-lab'
     lab_rabbit = services.Rabbit()
@@ -324,30 +303,20 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
                 'image': 'http://127.0.0.1:%d' % (9292 + PORT_OFFSET),
                 'network': 'http://127.0.0.1:%d' % (9696 + PORT_OFFSET)}
     _setup_keystone(keystone, lab_urls)
-    env = dict(os.environ, NOVA_LAB_DIR=str(lab_dir),
-               NOVA_LAB_TRANSPORT_URL=lab_rabbit.url,
-               NOVA_LAB_COMPUTES=' '.join(HOSTS),
-               NOVA_LAB_HOST_SIZE=HOST_SIZE,
-               NOVA_LAB_PORT_OFFSET=str(PORT_OFFSET),
-               NOVA_LAB_GUEST_PYTHON=sys.executable,
-               NOVA_LAB_KEYSTONE_URL=keystone.url,
-               NOVA_LAB_KEYSTONE_USER='nova',
-               NOVA_LAB_KEYSTONE_PASSWORD=NOVA_PASSWORD,
-               NOVA_LAB_KEYSTONE_PROJECT='service')
+    lab = novalab.Lab(
+        lab_dir, lab_rabbit.url, HOSTS, HOST_SIZE,
+        NOVA_LAB_PORT_OFFSET=str(PORT_OFFSET),
+        NOVA_LAB_GUEST_PYTHON=sys.executable,
+        NOVA_LAB_KEYSTONE_URL=keystone.url, NOVA_LAB_KEYSTONE_USER='nova',
+        NOVA_LAB_KEYSTONE_PASSWORD=NOVA_PASSWORD,
+        NOVA_LAB_KEYSTONE_PROJECT='service')
     keyspace = 'tenant_%s' % uuid.uuid4().hex[:10]
     processes: dict[str, Process] = {}
-    pids: list[int] = []
     opened = None
     made = None
     started = time.monotonic()
     try:
-        result = subprocess.run([str(LAB_SH), 'start'], env=env,
-                                capture_output=True, text=True, timeout=900)
-        print(result.stdout)
-        if result.returncode:
-            pytest.fail('nova lab did not start:\n%s\n%s'
-                        % (result.stdout, result.stderr))
-        pids = [int(p.read_text()) for p in (lab_dir / 'run').glob('*.pid')]
+        lab.start(timeout=900)
         print('keystone + nova lab ready in %.1fs'
               % (time.monotonic() - started))
 
@@ -450,10 +419,8 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
             print('could not drop keyspace %s: %s' % (keyspace, exc))
         for name in ('contact_points', 'port', 'keyspace'):
             conf.clear_override(name, 'store')
-        subprocess.run([str(LAB_SH), 'stop'], env=env, timeout=180,
-                       capture_output=True)
+        left = lab.stop(timeout=180)
         lab_rabbit.stop()
-        left = [p for p in pids if _alive(p)]
         guests = subprocess.run(['pgrep', '-f', str(lab_dir / 'guests')],
                                 capture_output=True, text=True).stdout.split()
         assert not left and not guests, ('nova lab processes left', left,

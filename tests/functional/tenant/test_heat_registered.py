@@ -185,13 +185,7 @@ class Heat:
 
 def _keystone_for_heat(keystone, heat_url: str) -> None:
     admin = keystone.admin
-    service = admin.projects.list(name='service')[0]
-    if not admin.users.list(name='heat'):
-        user = admin.users.create('heat', domain='default',
-                                  password=HEAT_PASSWORD)
-        for role in ('admin', 'service'):
-            admin.roles.grant(admin.roles.list(name=role)[0], user=user,
-                              project=service)
+    if keystone.service_user('heat', HEAT_PASSWORD):
         for role in ('heat_stack_owner', 'heat_stack_user'):
             if not admin.roles.list(name=role):
                 admin.roles.create(role)
