@@ -94,8 +94,5 @@ class ActionRepository(base.Repository):
 
     def decisions(self, cluster_id: uuid.UUID, limit: int = 100,
                   marker: str | None = None) -> base.Page:
-        page = self._page('SELECT * FROM decisions WHERE cluster_id = ?',
-                          (cluster_id,), limit, marker)
-        for row in page:
-            row['record'] = base.loads(row['record'])
-        return page
+        return self._page('SELECT * FROM decisions WHERE cluster_id = ?',
+                          (cluster_id,), limit, marker, ('record',))

@@ -88,13 +88,19 @@ class Repository:
         return [list(result) for _ok, result in results]
 
     def _page(self, cql: str, params: tuple, limit: int,
-              marker: str | None) -> Page:
-        """One page of at most ``limit`` rows, resumable from ``marker``."""
+              marker: str | None, json_columns: tuple[str, ...] = ()
+              ) -> Page:
+        """One page of at most ``limit`` rows, resumable from ``marker``;
+        the ``json_columns`` of each row decoded.
+        """
         bound = self._statement(cql).bind(params)
         bound.fetch_size = limit
         state = _decode_marker(marker) if marker else None
         result = self._session.execute(bound, paging_state=state)
         rows = list(result.current_rows)
+        for row in rows:
+            for column in json_columns:
+                row[column] = loads(row[column])
         nxt = result.paging_state
         return Page(rows, base64.urlsafe_b64encode(nxt).decode()
                     if nxt else None)

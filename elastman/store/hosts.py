@@ -77,15 +77,10 @@ class HostRepository(base.Repository):
         return row
 
     def list(self, limit: int = 100, marker: str | None = None) -> base.Page:
-        page = self._page('SELECT * FROM host_agents', (), limit, marker)
-        for row in page:
-            row['details'] = base.loads(row['details'])
-        return page
+        return self._page('SELECT * FROM host_agents', (), limit, marker,
+                          ('details',))
 
     def reports(self, host: str, limit: int = 100,
                 marker: str | None = None) -> base.Page:
-        page = self._page('SELECT * FROM host_reports WHERE host = ?',
-                          (host,), limit, marker)
-        for row in page:
-            row['vms'] = base.loads(row['vms'])
-        return page
+        return self._page('SELECT * FROM host_reports WHERE host = ?',
+                          (host,), limit, marker, ('vms',))
