@@ -253,7 +253,9 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
     out: dict[str, FlavorNumbers] = {}
     caps: dict[str, list[float]] = {}
     for t in terms:
-        f = out.setdefault(t.flavor, FlavorNumbers(t.flavor, cost=policy.cost(t.flavor)))
+        f = out.get(t.flavor)
+        if f is None:
+            f = out[t.flavor] = FlavorNumbers(t.flavor, cost=policy.cost(t.flavor))
         f.vms += 1
         f.violators += t.status == OVER
         f.uncertain += t.status == UNCERTAIN
