@@ -32,6 +32,7 @@ results and the commands are in doc/source/scale.rst.
               copy of each is killed and the time until the other holds its
               clusters is measured
   store-size  bytes on disk per node and day of samples, and at their TTL
+  plot        the growth of each cost with size, from the JSON lines above
 
     python3 tools/bench_scale.py decide --nodes 100 1000
     python3 tools/bench_scale.py period --nodes 100 1000
@@ -863,6 +864,80 @@ def _synthetic_monitor() -> None:
     monitor_manager.MonitorManager._read_node = read
 
 
+# -- growth plot -------------------------------------------------------------------
+
+def growth_series(results: list[dict]) -> dict[str, dict[int, float]]:
+    """Each cost by size (nodes or clusters) from the subcommands' JSON
+    lines: {label: {size: value}}.
+    """
+    series: dict[str, dict[int, float]] = {}
+
+    def put(label, size, value):
+        if value is not None and value > 0:
+            series.setdefault(label, {})[int(size)] = float(value)
+    for r in results:
+        kind = r.get('bench')
+        if kind == 'period':
+            put('control period, wall', r['nodes'], r['period_s_warm'])
+            put('control period, CPU', r['nodes'], r['period_cpu_s_warm'])
+            put('actuator peak RSS', r['nodes'], r['peak_rss_mb'])
+        elif kind == 'decide':
+            put('decide(), CPU', r['nodes'], r['decide_cpu_ms_median'])
+            put('estimates + decide, CPU', r['nodes'],
+                r['plan_cpu_ms_median'])
+        elif kind == 'trainer':
+            put('trainer full save, bytes', r['nodes'],
+                r['full_save']['bytes'])
+            for rnd in r['rounds']:
+                if rnd['changed_fraction'] == 0.01:
+                    put('trainer round, 1% of VMs, bytes', r['nodes'],
+                        rnd['bytes_written'])
+            put('trainer refit round, wall', r['nodes'],
+                r['refit_round']['round_s'])
+        elif kind == 'clusters':
+            for worker, entry in r['workers'].items():
+                two = entry.get('two_copies')
+                if two:
+                    put('%s round (clusters), wall' % worker, r['clusters'],
+                        two['median_s'])
+    return series
+
+
+def cmd_plot(args) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot as plt
+    results = []
+    for path in args.results:
+        with open(path) as f:
+            results += [json.loads(line) for line in f
+                        if line.strip().startswith('{')]
+    series = {k: v for k, v in growth_series(results).items() if len(v) > 1}
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    top = 1.0
+    for label, points in sorted(series.items()):
+        sizes = sorted(points)
+        base = points[sizes[0]]
+        xs = [s / sizes[0] for s in sizes]
+        ys = [points[s] / base for s in sizes]
+        top = max(top, max(xs))
+        ax.plot(xs, ys, marker='o', label=label)
+    ax.plot([1, top], [1, top], color='black', linestyle='--',
+            label='linear (cost x size)')
+    ax.set_xscale('log')
+    ax.set_yscale('log')
+    ax.set_xlabel('size relative to the smallest (100 nodes or clusters)')
+    ax.set_ylabel('cost relative to its value at the smallest size')
+    ax.set_title('How each cost grows with nodes and clusters')
+    ax.grid(True, which='both', alpha=0.3)
+    ax.legend(fontsize=7, loc='upper left')
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=100)
+    for label, points in sorted(series.items()):
+        print('%-40s %s' % (label, ', '.join(
+            '%d: %.4g' % (k, v) for k, v in sorted(points.items()))))
+
+
 # -- command line -------------------------------------------------------------------
 
 def main(argv=None) -> None:
@@ -912,6 +987,10 @@ def main(argv=None) -> None:
     p.add_argument('--cluster-size', type=int, default=10)
     p.add_argument('--interval', type=float, default=60.0)
     p.set_defaults(func=cmd_store_size)
+    p = sub.add_parser('plot', help='growth of each cost from JSON lines')
+    p.add_argument('results', nargs='+', help='files of JSON lines')
+    p.add_argument('--out', required=True, help='PNG to write')
+    p.set_defaults(func=cmd_plot)
     p = sub.add_parser('_period')
     p.add_argument('--config-file', required=True)
     p.add_argument('--cluster', required=True)
