@@ -394,17 +394,20 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
                      processes, conf_file, trustee)
         yield made
     finally:
-        # after the package nothing of it is left in Nova
+        # after the package nothing of it is left in Nova, and elastman
+        # holds no usable trust
         left_in_nova = None
         if made is not None:
             try:
                 left_in_nova = ([(s.name, s.project_id, s.status)
                                  for s in made.servers()],
                                 [(g.name, g.project_id)
-                                 for g in made.server_groups()])
+                                 for g in made.server_groups()],
+                                [t.id for t in made.trusts()])
             except Exception as exc:
                 left_in_nova = ('could not list', str(exc))
-            print('left in nova after the package: %s' % (left_in_nova,))
+            print('left after the package (servers, server groups, '
+                  'trusts): %s' % (left_in_nova,))
         for proc in processes.values():
             proc.stop()
             print('---- %s (last 3000 characters)\n%s'
@@ -425,7 +428,7 @@ def cloud(keystone, store_node, rabbit, conf, tmp_path_factory):
                                 capture_output=True, text=True).stdout.split()
         assert not left and not guests, ('nova lab processes left', left,
                                          guests)
-        assert left_in_nova in (None, ([], [])), left_in_nova
+        assert left_in_nova in (None, ([], [], [])), left_in_nova
         print('tenant cloud up for %.1fs in all'
               % (time.monotonic() - started))
 
