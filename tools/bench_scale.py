@@ -897,7 +897,7 @@ def growth_series(results: list[dict]) -> dict[str, dict[int, float]]:
         elif kind == 'clusters':
             for worker, entry in r['workers'].items():
                 two = entry.get('two_copies')
-                if two:
+                if two and two['rounds'] > 1:     # a steady round seen
                     put('%s round (clusters), wall' % worker, r['clusters'],
                         two['median_s'])
     return series
@@ -912,7 +912,11 @@ def cmd_plot(args) -> None:
         with open(path) as f:
             results += [json.loads(line) for line in f
                         if line.strip().startswith('{')]
-    series = {k: v for k, v in growth_series(results).items() if len(v) > 1}
+    series = {}
+    for label, points in growth_series(results).items():
+        points = {k: v for k, v in points.items() if k >= args.min_size}
+        if len(points) > 1:
+            series[label] = points
     fig, ax = plt.subplots(figsize=(7.5, 5))
     top = 1.0
     for label, points in sorted(series.items()):
@@ -926,7 +930,7 @@ def cmd_plot(args) -> None:
             label='linear (cost x size)')
     ax.set_xscale('log')
     ax.set_yscale('log')
-    ax.set_xlabel('size relative to the smallest (100 nodes or clusters)')
+    ax.set_xlabel('size relative to the smallest (nodes or clusters)')
     ax.set_ylabel('cost relative to its value at the smallest size')
     ax.set_title('How each cost grows with nodes and clusters')
     ax.grid(True, which='both', alpha=0.3)
@@ -990,6 +994,8 @@ def main(argv=None) -> None:
     p = sub.add_parser('plot', help='growth of each cost from JSON lines')
     p.add_argument('results', nargs='+', help='files of JSON lines')
     p.add_argument('--out', required=True, help='PNG to write')
+    p.add_argument('--min-size', type=int, default=100,
+                   help='leave out smaller sizes')
     p.set_defaults(func=cmd_plot)
     p = sub.add_parser('_period')
     p.add_argument('--config-file', required=True)
