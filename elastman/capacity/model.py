@@ -178,7 +178,11 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
 
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
-    scale[scale <= 0] = 1.0
+    # a coordinate the cells share (cell centres a grid apart) varies by
+    # rounding only: standardising by that would send a query a fraction of
+    # a cell away to +-1e14 (say, an interference index of 0 against cells
+    # centred at 0.05)
+    scale[scale <= 1e-6 * base['granularity']] = 1.0
     z = (x - mean) / scale
     # scikit-learn (and the scipy.stats and pandas it loads) only where a
     # model is fitted: the actuator evaluates models and never needs it

@@ -113,6 +113,25 @@ def test_linear_capacity_is_the_plane_crossing():
         assert far.excess == pytest.approx(1.0, rel=0.1)
 
 
+def test_a_coordinate_every_cell_shares_does_not_blow_up_a_query():
+    """Cells that all sit at interference 0.05 (the centre of the first 0.1
+    cell) have a std of rounding noise: a query at 0.0 must still get the
+    capacity of the other three coordinates, not 0.
+    """
+    x, y, base = _plane_cells()
+    shared = np.full(len(x), 0.05)
+    shared += np.where(np.arange(len(x)) % 2, 1e-17, 0.0)   # rounding noise
+    params = P.replace(features=('read_rate', 'write_rate', 'data_size',
+                                 'interference_index'),
+                       granularity=dict(P.granularity, interference_index=0.1))
+    m = model.fit(np.c_[x, shared], y, params, MASK + [False])
+    assert 0 < m.scale[3] and m.scale[3] == 1.0
+    for index in (0.0, 0.05):
+        est = cap.capacity(m, [20, 80, 2048, index])
+        truth = cap.capacity(base, [20, 80, 2048])
+        assert est.capacity == pytest.approx(truth.capacity, rel=0.05)
+
+
 # A CI run of tests/functional/trainer/test_real_capacity.py: one node stepped
 # 100 -> 175 -> 250 -> 350 offered req/s (75% reads), two monitor samples a
 # step, SLO 250 ms on the read p99; 50 req/s cells.
