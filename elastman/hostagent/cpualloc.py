@@ -238,9 +238,11 @@ class HostAllocator:
     'cores', 'used', 'perf'}}`` (``cores``: the CPU it was allowed, ``used``:
     the CPU it used and ``perf``: its UIPT, or its CPU time per second where
     the host has no PMU, over the interval) and the LC VMs' colours; it
-    returns the best-effort VMs' new caps in cores. Latency-critical VMs are
-    not capped: their share is what the best-effort VMs on their node are
-    not given.
+    returns the best-effort VMs' new caps in cores. Between intervals,
+    ``danger(vms)`` answers a latency-critical VM that turned yellow or red
+    at once (Table 4.2's corrector step). Latency-critical VMs are not
+    capped: their share is what the best-effort VMs on their node are not
+    given.
     """
 
     def __init__(self, node_cpus: Mapping[int, int], algorithm: str =
@@ -253,34 +255,59 @@ class HostAllocator:
         self.lc: dict[str, SloTenant] = {}
         self.be: dict[str, UiptTenant] = {}
         self.rng = random.Random(0)
+        self._node_of: dict[str, int] = {}
 
     def forget(self, vm: str) -> None:
         self.lc.pop(vm, None)
         self.be.pop(vm, None)
+        self._node_of.pop(vm, None)
+
+    def _allocate(self, node: int) -> dict[str, float]:
+        """The best-effort caps on ``node`` from the tenants' requests."""
+        here = [vm for vm, n in self._node_of.items() if n == node]
+        lc_req = {vm: self.lc[vm].request for vm in here if vm in self.lc}
+        be_req = {vm: self.be[vm].request for vm in here if vm in self.be}
+        if not be_req:
+            return {}
+        floors = {vm: min(1.0, r) for vm, r in lc_req.items()}
+        floors.update({vm: self.be_floor for vm in be_req})
+        alloc = allocate(float(self.node_cpus[node]), lc_req, be_req, floors)
+        return {vm: alloc.cores[vm] for vm in be_req}
+
+    def danger(self, vms) -> dict[str, float]:
+        """Latency-critical ``vms`` turned yellow or red between intervals
+        (at BALM's poll pace): each asks for ``corrector_cores`` more, and
+        the best-effort VMs of their nodes get the caps that leaves.
+        """
+        nodes = set()
+        for vm in vms:
+            if vm in self.lc and vm in self._node_of:
+                self.lc[vm].danger()
+                nodes.add(self._node_of[vm])
+        caps: dict[str, float] = {}
+        for node in sorted(nodes):
+            caps.update(self._allocate(node))
+        return caps
 
     def interval(self, vms: Mapping[str, Mapping],
                  colours: Mapping[str, str]) -> dict[str, float]:
         caps: dict[str, float] = {}
+        self._node_of = {vm: v['node'] for vm, v in vms.items()
+                         if v['node'] in self.node_cpus}
         for node, total in self.node_cpus.items():
             here = {vm: v for vm, v in vms.items() if v['node'] == node}
-            lc_req, be_req, floors = {}, {}, {}
             for vm, v in here.items():
                 if v['class'] == 'latency-critical':
                     tenant = self.lc.setdefault(vm, SloTenant(
                         float(v['vcpus']), floor=1.0,
                         ceiling=float(total), params=self.params))
-                    lc_req[vm] = tenant.update(colours.get(vm, 'grey'),
-                                               v['used'])
-                    floors[vm] = min(1.0, lc_req[vm])
+                    tenant.update(colours.get(vm, 'grey'), v['used'])
                 else:
                     tenant = self.be.setdefault(vm, UiptTenant(
                         v['cores'], min_cores=self.be_floor,
                         max_cores=float(min(total, v['vcpus'])),
                         algorithm=self.algorithm, params=self.params,
                         rng=self.rng))
-                    be_req[vm] = tenant.update(v['cores'], v['perf'])
-                    floors[vm] = self.be_floor
-            if be_req:
-                alloc = allocate(float(total), lc_req, be_req, floors)
-                caps.update({vm: alloc.cores[vm] for vm in be_req})
+                    tenant.update(v['cores'], v['perf'])
+            caps.update(self._allocate(node))
         return caps

@@ -94,6 +94,8 @@ class HostAgentManager(manager.Manager):
         self.index_model = interference.IndexModel()
         # adaptive CPU allocation
         self.allocator: cpualloc.HostAllocator | None = None
+        self._vcpus: dict[str, int] = {}
+        self._last_danger = -1e9
         self._cpu_prev: dict[str, tuple[float, float, float]] = {}
         self._uipt: dict[int, perfcounters.ProcessCounters | None] = {}
         self._notifier = None
@@ -316,6 +318,7 @@ class HostAgentManager(manager.Manager):
             except Exception:  # noqa: BLE001
                 LOG.exception('BALM controller failed; restarting its loop')
                 self.controller._gen = None
+            self.cpu_danger(time.monotonic())
 
     def _escalate(self, info: dict) -> None:
         self._notify('hostagent.escalation', dict(info, host=self.conf.host))
@@ -366,14 +369,51 @@ class HostAgentManager(manager.Manager):
                        'cores': self.domain_ops.cap_cores(vm, vcpus, cpus),
                        'used': perf[0], 'perf': perf[1]}
         caps = self.allocator.interval(vms, colours)
+        self._vcpus = {vm: v['vcpus'] for vm, v in vms.items()}
+        self._apply_caps(caps, {vm: v['cores'] for vm, v in vms.items()})
+        return caps
+
+    def cpu_danger(self, now: float) -> dict[str, float]:
+        """At the poll's pace, between allocation intervals: LC VMs that
+        are yellow or red get more cores at once (at most once per
+        ``settle_time``); returns the new best-effort caps.
+        """
+        if self.allocator is None or \
+                now - self._last_danger < self.group.settle_time:
+            return {}
+        ev = self.monitor.evaluate(now)
+        if not ev.ready or ev.colour not in balm.DANGER:
+            return {}
+        slo = {vm: s for vm, (_, s) in self.monitor.vms.items()}
+        hot = [vm for vm, lat in ev.latency.items()
+               if vm in slo
+               and balm.colour_of(lat, slo[vm], self.group.yellow_threshold,
+                                  self.group.green_threshold) in balm.DANGER]
+        caps = self.allocator.danger(hot)
+        if caps:
+            self._last_danger = now
+            self._apply_caps(caps, {
+                vm: self.domain_ops.cap_cores(vm, self._vcpus.get(vm, 1),
+                                              self._vcpus.get(vm, 1))
+                for vm in caps})
+        return caps
+
+    def _apply_caps(self, caps: dict[str, float],
+                    current: dict[str, float]) -> None:
+        """Set the caps that move by 0.05 cores or more; a change restarts
+        BALM's window, as an MBA step does.
+        """
+        moved = False
         for vm, cores in caps.items():
-            if abs(cores - vms[vm]['cores']) < 0.05:
+            if abs(cores - current.get(vm, 0.0)) < 0.05:
                 continue
             try:
-                self.domain_ops.set_cap(vm, cores, vms[vm]['vcpus'])
+                self.domain_ops.set_cap(vm, cores, self._vcpus.get(vm, 1))
+                moved = True
             except Exception as exc:  # noqa: BLE001 - the next interval retries
                 LOG.warning('cannot cap %s at %.2f cores: %s', vm, cores, exc)
-        return caps
+        if moved:
+            self.monitor.mark_change(time.monotonic())
 
     def report_interference(self) -> dict:
         """Publish each LC VM's interference index (Hubbub-Scale), computed

@@ -52,3 +52,39 @@ def test_list_opts_has_the_new_options():
             'mba_min', 'mba_step', 'max_retries', 'migration_batch_mb',
             'yellow_threshold', 'green_threshold'} <= names
     assert all(o.help for o in opts)
+
+
+class _Caps:
+    """The DomainOps calls the allocator makes, recorded."""
+
+    def __init__(self):
+        self.set = []
+
+    def cap_cores(self, vm, vcpus, node_cpus):
+        return 4.0
+
+    def set_cap(self, vm, cores, vcpus):
+        self.set.append((vm, round(cores, 2), vcpus))
+
+
+def test_a_red_lc_vm_gets_cores_between_allocation_intervals(tmp_path):
+    from elastman.hostagent import cpualloc
+    agent = manager.HostAgentManager(helpers.agent_conf(tmp_path))
+    agent.allocator = cpualloc.HostAllocator({0: 8})
+    agent.domain_ops = _Caps()
+    vms = {'lc': {'class': 'latency-critical', 'node': 0, 'vcpus': 4,
+                  'cores': 8, 'used': 3.5, 'perf': 3.5},
+           'be': {'class': 'best-effort', 'node': 0, 'vcpus': 8,
+                  'cores': 4, 'used': 4, 'perf': 4}}
+    agent.allocator.interval(vms, {'lc': 'grey'})
+    agent._vcpus = {'be': 8}
+    agent.monitor.register('lc', 0, 35.0)
+    assert agent.cpu_danger(1.0) == {}                # no samples: not ready
+    for i in range(10):
+        agent.monitor.add_sample('lc', 1.0 + i * 0.02, 50.0)   # red
+    caps = agent.cpu_danger(1.2)
+    assert caps == {'be': pytest.approx(2.0)}         # LC asks 4 + 2 of 8
+    assert agent.domain_ops.set == [('be', 2.0, 8)]
+    assert agent.cpu_danger(1.25) == {}               # within settle_time
+    # the cap restarted BALM's window: the red samples before it are gone
+    assert not agent.monitor.evaluate(1.3).ready
