@@ -29,6 +29,8 @@ interference index.
   (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
   ``elastman``, the real forecaster ensemble
   (:class:`~elastman.predictor.ensemble.Ensemble`).
+  ``elastman-interference`` is ``elastman`` whose capacity model has the host
+  agents' interference index as a feature (Hubbub-Scale's third dimension).
 * ``oracle``: knows the whole future (workload, every VM's capacity, join time
   and interference episodes) and keeps the cluster p99 under the SLO with the
   fewest VMs its plan finds (:mod:`elastman.evaluation.oracle`).
@@ -65,6 +67,8 @@ LOG = logging.getLogger(__name__)
 
 MIN_SIZE = 3
 START_UTILISATION = 0.7
+#: The capacity-model feature (and sample key) of the host agents' index.
+INTERFERENCE = 'interference_index'
 #: The join time the actuator assumes before it has clocked one
 #: (``[actuator] join_timeout``'s default).
 JOIN_DEFAULT_S = 900.0
@@ -226,7 +230,10 @@ class Elastman(Policy):
     hottest first) and the flavour model answers for every other VM, as the
     registry does for any VM without enough cells of its own. With ``prior``
     the flavour starts from the model another cluster of the same flavour
-    learnt (:func:`elastman.evaluation.priors.flavor_prior`).
+    learnt (:func:`elastman.evaluation.priors.flavor_prior`). With
+    ``interference`` the capacity model takes the host agents' interference
+    index as a feature; the samples and the loads the model is asked about
+    carry the index either way.
     """
 
     period_s = 60.0
@@ -244,12 +251,15 @@ class Elastman(Policy):
                  params: ModelParams | None = None, probes: int = 4,
                  ensemble: dict[str, Any] | None = None, series: str = 'total',
                  options: dict[str, Any] | None = None, name: str | None = None,
-                 prior: bool = True) -> None:
+                 prior: bool = True, interference: bool = False) -> None:
         self.predict, self.series, self.prior = predict, series, prior
         self.name = name or ('elastman' if predict else 'elastman-noprediction')
         self.policy = policy
         self.options = dict(options or {})
         self.params = params or ModelParams(slo_metric='read_p99_ms')
+        if interference and INTERFERENCE not in self.params.features:
+            self.params = self.params.replace(
+                features=tuple(self.params.features) + (INTERFERENCE,))
         self.probes = probes
         self.ensemble_kwargs = dict(refit_interval=30, seasonal_periods=(288,))
         self.ensemble_kwargs.update(ensemble or {})
@@ -307,6 +317,7 @@ class Elastman(Policy):
                     continue
                 p99, size = float(sim.obs_p99[s]), float(sim.obs_size[s])
                 self.registry.add_sample({
+                    INTERFERENCE: float(sim.interference_index(s)),
                     'cluster_id': self.name, 'node_id': str(k), 'ts': t, 'up': True,
                     'interval_s': sim.trace.step_s,
                     'reads_per_s': float(sim.obs_reads[s]),
@@ -385,10 +396,11 @@ class Elastman(Policy):
         size = float(sim.trace.size[sim.minute - 1])
         a = guard_mod.assess(self.policy, list(self.rounds))
         # the guard, every monitor interval, on the load measured now
+        interf = sim.interference_index(slots).tolist()
         now_load = {n: {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
-                        'write_bytes_mean': size}
-                    for n, r, w in zip(ids, sim.obs_reads[slots].tolist(),
-                                       sim.obs_writes[slots].tolist())}
+                        'write_bytes_mean': size, INTERFERENCE: i}
+                    for n, r, w, i in zip(ids, sim.obs_reads[slots].tolist(),
+                                          sim.obs_writes[slots].tolist(), interf)}
         state = self._state(sim, slots, ids, flavors, [])
         measured = self.rounds[0].p99 if self.rounds else {}
         a = guard_mod.evaluate(self.policy, state, list(self.rounds),
@@ -407,8 +419,9 @@ class Elastman(Policy):
         # the planning loop, every control period
         m = sim.period_means()
         current = {n: {'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
-                       'write_bytes_mean': size}
-                   for n, r, w in zip(ids, m['reads'].tolist(), m['writes'].tolist())}
+                       'write_bytes_mean': size, INTERFERENCE: i}
+                   for n, r, w, i in zip(ids, m['reads'].tolist(), m['writes'].tolist(),
+                                         interf)}
         join_s = self.joins.join_time(None, JOIN_DEFAULT_S)
         busy_s = self.joins.busy_time(None, join_s)
         horizon = max(1, int(math.ceil(planning.horizon_s(self.policy, join_s, busy_s)
@@ -478,6 +491,8 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         'static': Static, 'reactive': Reactive, 'target': TargetTracking,
         'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
         'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
+        'elastman-interference': lambda: Elastman(predict=True, **dict(
+            elastman_kwargs, interference=True, name='elastman-interference')),
         'elastman-noprior': lambda: Elastman(predict=True, **dict(
             elastman_kwargs, prior=False, name='elastman-noprior')),
         'elastman-paper': lambda: Elastman(predict=True, **dict(
@@ -494,6 +509,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
     return [factories[n]() for n in names]
 
 
-#: The default report; ``elastman-paper`` and ``elastman-quantile`` run when
-#: named.
+#: The default report; ``elastman-paper``, ``elastman-quantile``,
+#: ``elastman-interference`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

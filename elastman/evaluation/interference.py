@@ -1,0 +1,208 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The capacity model's error during interference episodes, with and without
+the interference index as a feature (Hubbub-Scale's third dimension).
+
+    elastman-manage interference-error --trace weekly --nodes 50 --days 7
+
+runs ``elastman`` and ``elastman-interference`` (the same controller, whose
+capacity model also takes the host agents' index) on the simulated cluster.
+Every control period it asks the policy's own capacity models
+(:func:`elastman.actuator.planning.estimates_for`, the decision's call) for
+each serving VM's capacity at the load the VM serves that minute, and
+compares it with the simulator's truth: the load along the same ray at which
+the VM's utilisation reaches 1, where its mean p99 reaches the SLO
+(:func:`true_capacity`). A VM counts as in an episode while the simulator's
+interference factor is below 1. VMs that stream (cleanup after a join, or
+leaving) are left out of both sets: neither model sees that penalty.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+from elastman.actuator import planning
+from elastman.evaluation import policies as pol
+from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import traces as tr
+
+POLICIES = ('elastman', 'elastman-interference')
+
+
+def true_capacity(reads: np.ndarray, writes: np.ndarray, size: np.ndarray,
+                  factor: np.ndarray, hw: tr.Hardware) -> np.ndarray:
+    """Requests per second, along the ray through (reads, writes) at the
+    request ``size``, at which the simulated VM's utilisation
+    ``(reads/read_cap + writes/write_cap + size/size_cap) / factor`` is 1.
+    """
+    per_op = reads / hw.read_cap + writes / hw.write_cap
+    scale = (factor - size / hw.size_cap) / np.maximum(per_op, 1e-12)
+    return np.maximum(scale, 0.0) * (reads + writes)
+
+
+@dataclasses.dataclass
+class ErrorTally:
+    """Relative capacity errors ``(estimate - truth) / truth``."""
+
+    episode: list[float] = dataclasses.field(default_factory=list)
+    outside: list[float] = dataclasses.field(default_factory=list)
+    unanswered: int = 0
+
+    def add(self, errors: np.ndarray, in_episode: np.ndarray) -> None:
+        self.episode.extend(errors[in_episode].tolist())
+        self.outside.extend(errors[~in_episode].tolist())
+
+    @staticmethod
+    def _summary(errors: list[float]) -> dict[str, float]:
+        e = np.asarray(errors, dtype=float)
+        if not e.size:
+            return {'n': 0, 'mae': float('nan'), 'bias': float('nan'),
+                    'p90': float('nan')}
+        return {'n': int(e.size), 'mae': float(np.abs(e).mean()),
+                'bias': float(e.mean()), 'p90': float(np.quantile(np.abs(e), .9))}
+
+    def summary(self) -> dict[str, Any]:
+        return {'episode': self._summary(self.episode),
+                'outside': self._summary(self.outside),
+                'unanswered': self.unanswered}
+
+
+class Measured(pol.Elastman):
+    """An :class:`~elastman.evaluation.policies.Elastman` policy that, every
+    control period, scores its capacity models against the simulator's truth.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.tally = ErrorTally()
+
+    def observe(self, sim: sim_mod.SimCluster) -> None:
+        super().observe(sim)
+        if sim.minute % self.every == 0:
+            self.score(sim)
+
+    def score(self, sim: sim_mod.SimCluster) -> None:
+        slots = sim.serving_slots()
+        slots = slots[~(sim.stream_until[slots] > sim.t)]
+        if not len(slots):
+            return
+        ids = [str(int(k)) for k in sim.ordinal[slots]]
+        flavors = {n: sim.flavors[i].name for n, i in zip(ids, sim.flavor[slots])}
+        reads, writes = sim.obs_reads[slots], sim.obs_writes[slots]
+        size = sim.obs_size[slots]
+        interf = sim.interference_index(slots)
+        per_vm = {n: {'reads_per_s': float(r), 'writes_per_s': float(w),
+                      'read_bytes_mean': float(z), 'write_bytes_mean': float(z),
+                      pol.INTERFERENCE: float(i)}
+                  for n, r, w, z, i in zip(ids, reads, writes, size, interf)}
+        est = planning.estimates_for(self.registry, per_vm, flavors)
+        truth = true_capacity(reads, writes, size, sim.true_factor(slots),
+                              sim.cfg.hardware)
+        got = np.array([est[n].capacity if n in est else np.nan for n in ids])
+        ok = np.isfinite(got) & (truth > 0)
+        self.tally.unanswered += int((~ok).sum())
+        self.tally.add((got[ok] - truth[ok]) / truth[ok], interf[ok] > 0)
+
+
+def measure(trace: tr.Trace, seed: int, cfg: sim_mod.SimConfig | None = None,
+            flavors=None, policies=POLICIES, prior: bool = True,
+            probes: int = 4) -> dict[str, dict[str, Any]]:
+    """Each policy's error summary (see :meth:`ErrorTally.summary`) plus
+    its violation minutes and VM-hours on ``trace``; ``prior=False``
+    starts the models empty instead of from another cluster's; ``probes``
+    VMs per flavour feed the capacity model (the service feeds it every
+    VM; the simulator samples a few to stay fast).
+    """
+    cfg = cfg or sim_mod.SimConfig()
+    flavors = flavors or [sim_mod.Flavor('m1.medium')]
+    out = {}
+    for name in policies:
+        policy = Measured(predict=True, interference=name != 'elastman',
+                          name=name, prior=prior, probes=probes)
+        run = sim_mod.run(trace, policy, cfg, flavors, seed)
+        s = run['series']
+        summary = policy.tally.summary()
+        summary['violation_minutes'] = int(s['violation'].sum())
+        summary['vm_hours'] = float(s['vms'].sum() * trace.step_s / 3600.0)
+        out[name] = summary
+    return out
+
+
+def format_table(results: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ['policy                 in episodes: n  |err|  bias   p90 |err|'
+             '   outside: n  |err|  bias  viol.min  VM-hours']
+    for name, r in results.items():
+        e, o = r['episode'], r['outside']
+        lines.append('%-22s %14d %6.1f%% %+6.1f%% %6.1f%%   %9d %6.1f%% %+6.1f%% %8d %9.1f' % (
+            name, e['n'], e['mae'] * 100, e['bias'] * 100, e['p90'] * 100,
+            o['n'], o['mae'] * 100, o['bias'] * 100, r['violation_minutes'],
+            r['vm_hours']))
+    if set(POLICIES) <= set(results):
+        base = results['elastman']['episode']['mae']
+        idx = results['elastman-interference']['episode']['mae']
+        lines.append('in episodes, the error with the index is %.2fx the error '
+                     'without it (the target: at most 0.5x)' % (idx / base))
+    return lines
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument('--trace', default='weekly')
+    ap.add_argument('--nodes', type=int, default=50)
+    ap.add_argument('--days', type=float, default=None)
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--probes', type=int, default=4,
+                    help='VMs per flavour whose samples train the capacity '
+                    'model (the simulator\'s default: 4)')
+    ap.add_argument('--interference-per-day', type=float, default=None,
+                    help='episodes per VM per day (default: the simulator\'s)')
+
+
+def run_args(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    cfg = sim_mod.SimConfig()
+    if args.interference_per_day is not None:
+        cfg = dataclasses.replace(cfg, interference_per_day=args.interference_per_day)
+    trace = tr.load(args.trace, nodes=args.nodes, days=args.days, seed=args.seed)
+    results = measure(trace, args.seed, cfg, probes=args.probes)
+    print('capacity error, (estimate - truth) / truth, every control period, '
+          'trace %s, %d VMs, seed %d, %d probe VMs' % (
+              args.trace, args.nodes, args.seed, args.probes))
+    for line in format_table(results):
+        print(line)
+    print('wall time %.1f s' % (time.monotonic() - t0))
+    return 0
+
+
+def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
+    """``elastman-manage interference-error ...``."""
+    ap = subparsers.add_parser('interference-error',
+                               help='the capacity model\'s error during interference '
+                               'episodes, with and without the interference index')
+    add_arguments(ap)
+    ap.set_defaults(func=run_args)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog='python -m elastman.evaluation.interference',
+                                 description=__doc__.split('\n')[0])
+    add_arguments(ap)
+    return run_args(ap.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())
