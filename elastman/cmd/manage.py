@@ -32,6 +32,8 @@ from elastman.cassandra import node as cassandra_node
 from elastman.cmd import local_cluster
 from elastman.cmd import model_transfer
 from elastman.common import config
+from elastman.evaluation import hostbench
+from elastman.evaluation import interference
 from elastman.evaluation import live
 from elastman.evaluation import report
 from elastman.predictor import evaluate as forecast_eval
@@ -175,7 +177,8 @@ def add_command_parsers(subparsers) -> None:
     ).set_defaults(func=credentials_rotate)
 
     # offline tools that bring their own sub-command
-    for tool in (forecast_eval, model_transfer, live, report, local_cluster):
+    for tool in (forecast_eval, model_transfer, live, report, local_cluster,
+                 hostbench, interference):
         tool.add_subparser(subparsers)
 
 

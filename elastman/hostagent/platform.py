@@ -13,7 +13,7 @@
 
 :class:`Platform` is implemented by :class:`LinuxPlatform` (resctrl MBA and
 MBM files, /proc numa_maps, move_pages on the QEMU process) and by
-:class:`elastman.hostagent.simulator.SimulatedHost`.
+:class:`elastman.evaluation.hostsim.SimulatedHost`.
 """
 from __future__ import annotations
 
