@@ -17,7 +17,8 @@ after the Augmentation Engine).
 per-VM capacity estimates (each carrying the VM's predicted load ``w_x``, its
 capacity ``c_x`` and how well ``c_x`` is known). Per flavour ``f``:
 
-* scale out when more than ``alpha`` VMs of ``f`` have ``w_x > c_x``, by
+* scale out when more than ``alpha`` VMs of ``f`` have ``w_x > c_x`` (or
+  ``alpha_fraction`` of them, when that is more), by
   ``ceil(sum_f (w_x - c_x) / c_x)`` when that is positive;
 * scale in only when no VM of the cluster is (or may be) over capacity, by
   ``floor(-sum_f (w_x - c_x) / c_x - beta)`` when that is positive;
@@ -272,7 +273,7 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         if caps.get(name):
             f.mean_capacity = sum(caps[name]) / len(caps[name])
         excess = out_excess(policy, f)
-        if f.violators > policy.alpha and excess > EPS:
+        if f.violators > policy.alpha_for(f.vms) and excess > EPS:
             f.out_raw = math.ceil(excess - EPS)
         f.in_raw = max(0, math.floor(-f.excess_sum - policy.beta + EPS))
     return out
@@ -471,7 +472,8 @@ def _scale_out(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Dec
                     % (want, flavor, policy.max_size, viol))
         return d
     d.kind, d.flavor, d.count = SCALE_OUT, flavor, count
-    d.reason = 'scale out by %d of %s: %s (alpha=%g)' % (count, flavor, viol, policy.alpha)
+    d.reason = 'scale out by %d of %s: %s (alpha=%g)' % (
+        count, flavor, viol, policy.alpha_for(main.vms))
     if why:
         d.reason += '; %s' % why
     if count < want:
@@ -486,15 +488,16 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
     if over or unsure:
         parts = []
         for f in d.flavors.values():
-            if f.violators and f.violators <= policy.alpha:
+            if f.violators and f.violators <= policy.alpha_for(f.vms):
                 parts.append('%d VM(s) of %s over capacity, within alpha=%g'
-                             % (f.violators, f.flavor, policy.alpha))
+                             % (f.violators, f.flavor, policy.alpha_for(f.vms)))
             elif f.violators:
                 parts.append('%d VM(s) of %s over capacity but sum of (w-c)/c is '
                              '%.2f (imbalance)' % (f.violators, f.flavor, f.excess_sum))
         if unsure:
             parts.append('%d VM(s) possibly over capacity (bounds only)' % unsure)
-        if over and all(f.violators <= policy.alpha for f in d.flavors.values()):
+        if over and all(f.violators <= policy.alpha_for(f.vms)
+                        for f in d.flavors.values()):
             blocked = 'alpha'
         else:
             blocked = 'imbalance' if over else 'bounds'

@@ -21,8 +21,9 @@ BALM's (SLO-aware memory bandwidth management):
   times the SLO;
 * ``green``: below the band.
 
-A round is *hot* when more than ``alpha`` VMs are yellow or red, or the
-cluster's own p99 is; it is *red* when more than ``alpha`` VMs are red, or
+A round is *hot* when more than ``alpha`` VMs (``ScalingPolicy.alpha_for``)
+are yellow or red, or the cluster's own p99 is; it is *red* when more than
+``alpha`` VMs are red, or
 the cluster's p99 is. The guard scales out at once when the newest round is
 red, or when the last ``guard_intervals`` rounds were all hot. Its step is
 sized from the capacity model where the model has a boundary for the hot VMs
@@ -95,8 +96,9 @@ def _round_state(policy: ScalingPolicy, rnd: Round) -> tuple[bool, bool, list, l
     in_band = sorted(n for n, c in colours.items() if c != GREEN)
     red = sorted(n for n, c in colours.items() if c == RED)
     cluster = colour_of(rnd.cluster_p99, policy)
-    hot = len(in_band) > policy.alpha or cluster != GREEN
-    is_red = len(red) > policy.alpha or cluster == RED
+    alpha = policy.alpha_for(len(rnd.p99))
+    hot = len(in_band) > alpha or cluster != GREEN
+    is_red = len(red) > alpha or cluster == RED
     return hot, is_red, in_band, red
 
 
@@ -123,7 +125,7 @@ def severity(policy: ScalingPolicy, rnd: Round) -> float:
     """
     values = sorted((v for v in rnd.p99.values() if math.isfinite(v)),
                     reverse=True)
-    k = int(math.floor(policy.alpha))
+    k = int(math.floor(policy.alpha_for(len(values))))
     vm_level = values[k] if len(values) > k else 0.0
     level = max(vm_level, rnd.cluster_p99 or 0.0)
     return level / policy.slo_threshold_ms

@@ -93,6 +93,10 @@ class ScalingPolicy:
     alpha: float = _field(1.0, _number(0, 1000),
                           'VMs of a flavour that may exceed their capacity '
                           '(or be in the guard\'s warning band) before a scale-out')
+    alpha_fraction: float = _field(0.0, _number(0, 1),
+                                   'with more VMs, alpha grows to this fraction '
+                                   'of the flavour\'s VMs (of the cluster\'s, '
+                                   'for the guard)')
     beta: float = _field(0.5, _number(0, 1000),
                          'VMs\' worth of spare capacity kept per flavour on scale-in')
     max_vm_excess: float = _field(4.0, _number(0, 1000, lo_open=True),
@@ -165,6 +169,15 @@ class ScalingPolicy:
     def floor(self) -> int:
         """Smallest allowed cluster size: max(replication factor, min_size)."""
         return max(self.replication_factor, self.min_size)
+
+    def alpha_for(self, vms: int) -> float:
+        """The VMs of ``vms`` that may be over capacity (or in the guard's
+        band) before a scale-out: ``alpha``, or ``alpha_fraction`` of them
+        when that is more. One VM a little over its target in a large
+        cluster does not move the cluster's p99; a scale-out for it holds
+        the one action a cluster may have in flight while the load rises.
+        """
+        return max(self.alpha, self.alpha_fraction * vms)
 
     def cost(self, flavor: str) -> float:
         return self.flavor_costs.get(flavor, 1.0)

@@ -509,3 +509,24 @@ def test_nodes_being_healed_count_towards_the_floor():
     c.healing = 1
     d = dec.decide(policy(), c, e, NOW)
     assert d.kind == dec.NONE
+
+
+def test_alpha_fraction_grows_alpha_with_the_flavour():
+    # 40 VMs, 2 of them over capacity (imbalance), the rest with room: alpha=1
+    # alone scales out by the violators' excess; alpha_fraction=0.06 tolerates
+    # up to 2.4 of 40, but not 3
+    specs = [(130, 100), (125, 100)] + [(80, 100)] * 38
+    c, e = cluster(specs)
+    opts = dict(scale_out_count='violators', max_size=100)
+    d = dec.decide(policy(alpha_fraction=0.0, **opts), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    d = dec.decide(policy(alpha_fraction=0.06, **opts), c, e, NOW)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'alpha')
+    assert 'within alpha=2.4' in d.reason
+    c, e = cluster([(130, 100)] * 3 + [(80, 100)] * 37)
+    d = dec.decide(policy(alpha_fraction=0.06, **opts), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1) and '(alpha=2.4)' in d.reason
+    # a small cluster keeps alpha itself
+    assert policy(alpha_fraction=0.06).alpha_for(5) == 1.0
+    with pytest.raises(InvalidPolicy, match='alpha_fraction'):
+        policy(alpha_fraction=1.5)

@@ -156,3 +156,19 @@ def test_the_measured_latency_disposes_of_a_pessimistic_model():
         100.0, 'exact', 'latency')
     assert out['b'] is model['b']           # in the band: at most what it serves
     assert model['a'].capacity == 0.0
+
+
+def test_alpha_fraction_grows_the_guard_alpha_with_the_cluster():
+    # 40 VMs, 2 of them red: hot and red with alpha=1; within alpha=2.4 with
+    # alpha_fraction=0.06 (so no scale-out), but it still blocks scale-in
+    p99 = {'n%d' % i: 10.0 for i in range(40)}
+    p99.update({'n0': 40.0, 'n1': 40.0})
+    rounds = [guard.Round(NOW, p99)]
+    a = guard.evaluate(policy(max_size=100, alpha_fraction=0.0), state(40), rounds, {}, NOW)
+    assert a.colour == 'red' and a.decision.kind == dec.SCALE_OUT
+    a = guard.evaluate(policy(max_size=100, alpha_fraction=0.06), state(40), rounds, {}, NOW)
+    assert a.colour == 'green' and a.decision is None and a.blocks_scale_in
+    p99['n2'] = 40.0
+    a = guard.evaluate(policy(max_size=100, alpha_fraction=0.06), state(40),
+                       [guard.Round(NOW, p99)], {}, NOW)
+    assert a.colour == 'red' and a.decision.kind == dec.SCALE_OUT
