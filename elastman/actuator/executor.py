@@ -137,6 +137,40 @@ def removable(node: dict) -> bool:
     return bool(node.get('server_id'))
 
 
+def replacement(cloud: compute.ComputeDriver, cluster: dict, dead: dict,
+                mode: str | None = None) -> tuple[str, str, str | None]:
+    """How the dead node ``dead`` is healed: ``(mode, why, flavour)``.
+
+    ``replace`` (why empty) when a new server of its flavour can take over
+    its tokens; else ``removenode`` and why, with the flavour of the node the
+    scale-out after the removal adds: the dead node's when it still exists,
+    else the cluster's, else the cheapest of its policy's flavours the
+    cloud has (None: none does). ``mode`` forces one of the two.
+    """
+    spec = cluster.get('spec') or {}
+    flavor = dead.get('flavor') or spec.get('flavor')
+    if mode == 'replace':
+        return mode, '', flavor
+    available = cloud.flavors()
+    why = 'removenode asked for' if mode == 'removenode' else ''
+    if not why:
+        if not cloud.supports_replace:
+            why = 'the %s compute driver cannot boot a replacement' % (
+                cloud.name)
+        elif flavor not in available:
+            why = 'flavour %s no longer exists' % flavor
+        elif not dead.get('address'):
+            why = 'the dead node has no known address'
+        else:
+            return 'replace', '', flavor
+    policy = policy_mod.ScalingPolicy.for_cluster(cluster)
+    costs = policy.flavor_costs
+    found = [f for f in [flavor, spec.get('flavor'), policy.default_flavor]
+             + sorted(costs, key=lambda f: (costs[f], f))
+             if f and f in available]
+    return 'removenode', why, found[0] if found else None
+
+
 def _started_at(action: dict) -> float:
     """When the action was journalled (the decision's time if known)."""
     decided = (action.get('params') or {}).get('decided_at')
@@ -436,14 +470,13 @@ class ActionExecutor:
         """Replace a dead node in place, or remove it and add a new one."""
         params = action.get('params') or {}
         dead = self.store.nodes.get(action['cluster_id'], params['node'])
-        flavor = dead.get('flavor') or (cluster.get('spec') or {}).get(
-            'flavor')
+        mode, why, flavor = replacement(self._cloud(action), cluster, dead,
+                                        params.get('mode'))
         if not flavor:
             raise exception.ElastmanException(
-                'no flavour to replace node %s with' % dead['node_id'])
-        mode, why = params.get('mode'), ''
-        if mode is None:
-            mode, why = self._replace_mode(self._cloud(action), dead, flavor)
+                'no flavour to replace node %s with%s' % (
+                    dead['node_id'], ': %s, and none of the cluster\'s '
+                    'flavours exists' % why if why else ''))
         others = [n['node_id'] for n in serving
                   if n['node_id'] != dead['node_id']]
         plan = {'add': 1, 'flavor': flavor, 'remove': [],
@@ -454,26 +487,11 @@ class ActionExecutor:
             # node gives any away, so there is nothing to clean up
             plan.update(previous=[], replace_address=dead['address'])
         else:
-            plan.update(previous=others, removenode=True)
-            if why:
-                plan['why_removenode'] = why
+            plan.update(previous=others, removenode=True,
+                        why_removenode=why)
         self.store.nodes.upsert(action['cluster_id'], dead['node_id'],
                                 state='REPLACING')
         return plan
-
-    def _replace_mode(self, cloud: compute.ComputeDriver, dead: dict,
-                      flavor: str) -> tuple[str, str]:
-        """'replace' when a new server of ``flavor`` can take over the dead
-        node's tokens, else 'removenode' and why.
-        """
-        if not cloud.supports_replace:
-            return 'removenode', ('the %s compute driver cannot boot a '
-                                  'replacement' % cloud.name)
-        if flavor not in cloud.flavors():
-            return 'removenode', 'flavour %s no longer exists' % flavor
-        if not dead.get('address'):
-            return 'removenode', 'the dead node has no known address'
-        return 'replace', ''
 
     def _removenode(self, action: dict, result: dict) -> None:
         """Drop the dead node from the ring through a live peer, or wait for
@@ -493,8 +511,8 @@ class ActionExecutor:
             try:
                 status = tool.removenode_status()
             except exception.NodetoolError:
-                status = ''
-            if status and 'no removals in process' not in status.lower():
+                status = None
+            if status:
                 LOG.info('waiting for the removal in progress: %s', status)
                 if time.monotonic() > deadline:
                     raise exception.ElastmanException(

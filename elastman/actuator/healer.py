@@ -21,6 +21,8 @@ server. Otherwise the replacement is only recommended in the decision record.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
@@ -40,13 +42,21 @@ def dead_nodes(nodes: list[dict]) -> list[dict]:
         timestamps.epoch(n.get('state_changed_at')) or 0.0, n['node_id']))
 
 
+#: ``how(dead node) -> (mode, why, flavour)``: whether a new server can take
+#: over the node's tokens ('replace') or the node is removed and a node of
+#: ``flavour`` added ('removenode', and why); None when it cannot tell.
+How = Callable[[dict], 'tuple | None']
+
+
 def heal_decision(policy: policy_mod.ScalingPolicy, nodes: list[dict],
-                  now: float) -> decision_mod.Decision | None:
+                  now: float, how: How | None = None
+                  ) -> decision_mod.Decision | None:
     """What to do about the cluster's dead nodes now (None: none is dead).
 
     A ``replace`` decision that acts when auto_heal is on and not in
     dry-run; a recommendation (``dry_run`` set) otherwise; ``none`` while
-    the grace period runs or when the node cannot be replaced here.
+    the grace period runs or when the node cannot be replaced here. With
+    ``how``, the decision says how the node is replaced and why.
     """
     dead = dead_nodes(nodes)
     if not dead:
@@ -79,6 +89,18 @@ def heal_decision(policy: policy_mod.ScalingPolicy, nodes: list[dict],
     d.kind, d.count, d.remove_nodes = REPLACE, 1, [node['node_id']]
     d.reason = 'replace %s, beyond heal_grace_s=%g' % (
         what, policy.heal_grace_s)
+    found = how(node) if how is not None else None
+    if found is not None:
+        mode, why, flavor = found
+        d.inputs['mode'] = mode
+        if mode == 'replace':
+            d.reason += ('; a new server of flavour %s takes over its tokens'
+                         % flavor)
+        else:
+            d.inputs['why_removenode'] = why
+            d.reason += ('; no replacement can take over its tokens (%s): '
+                         'nodetool removenode, then a scale-out by one of '
+                         'flavour %s' % (why, flavor))
     if policy.dry_run:
         d.reason = 'recommended (dry-run): ' + d.reason
     elif not policy.auto_heal:

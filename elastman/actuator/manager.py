@@ -190,8 +190,9 @@ class ActuatorManager(sharing.SharedManager):
         (the decision that says so is recorded); the heal decision, which
         does not act when only recommended, waiting or backing off.
         """
-        heal = healer.heal_decision(policy,
-                                    self.store.nodes.list(cluster['id']), now)
+        heal = healer.heal_decision(
+            policy, self.store.nodes.list(cluster['id']), now,
+            how=lambda node: self._replacement(cluster, node))
         if heal is None or not heal.acts:
             return heal
         self._hold_back(cluster, heal, now)
@@ -207,6 +208,19 @@ class ActuatorManager(sharing.SharedManager):
                     action['id'])
         self._submit(str(cluster['id']), action)
         return heal
+
+    def _replacement(self, cluster: dict, node: dict) -> tuple | None:
+        """How the dead ``node`` would be replaced now (None: the cloud
+        does not say; the executor decides when the action runs).
+        """
+        try:
+            return executor_mod.replacement(self.executor.cloud(cluster),
+                                            cluster, node)
+        except Exception as exc:
+            LOG.warning('cluster %s: how node %s is replaced is decided when '
+                        'the action runs: %s', cluster['id'], node['node_id'],
+                        exc)
+            return None
 
     def _amend(self, cluster: dict, result: decision_mod.Decision,
                heal: decision_mod.Decision | None) -> None:

@@ -48,6 +48,7 @@ _STATUS_LINE = re.compile(
 _UNITS = {'B': 1, 'bytes': 1, 'KiB': 1024, 'KB': 1024, 'MiB': 1024 ** 2,
           'MB': 1024 ** 2, 'GiB': 1024 ** 3, 'GB': 1024 ** 3,
           'TiB': 1024 ** 4, 'TB': 1024 ** 4}
+_NO_REMOVAL = re.compile(r'^no (token )?removals in process', re.I)
 _STREAM = re.compile(
     r'(?P<dir>Sending|Receiving) (?P<files>\d+) files, (?P<total>\d+) bytes '
     r'total\. Already (?:sent|received) (?P<done_files>\d+) files'
@@ -130,6 +131,21 @@ def parse_netstats(output: str) -> dict:
                 received += int(match['done'])
     return {'mode': mode, 'bytes_to_send': sending, 'bytes_sent': sent,
             'bytes_to_receive': receiving, 'bytes_received': received}
+
+
+def parse_removal_status(output: str) -> str | None:
+    """The token removal in progress that ``nodetool removenode status``
+    reports, or None when there is none ("RemovalStatus: No token removals
+    in process.") or no RemovalStatus line at all.
+    """
+    found = None
+    for line in output.splitlines():
+        key, sep, value = line.strip().partition(':')
+        if sep and key == 'RemovalStatus':
+            found = value.strip()
+    if not found or _NO_REMOVAL.search(found):
+        return None
+    return found
 
 
 def parse_info(output: str) -> dict[str, str]:
@@ -297,8 +313,9 @@ class Nodetool:
         self.run('removenode', 'force' if force else host_id,
                  timeout=timeout)
 
-    def removenode_status(self) -> str:
-        return self.run('removenode', 'status').strip()
+    def removenode_status(self) -> str | None:
+        """The token removal in progress (None: none is)."""
+        return parse_removal_status(self.run('removenode', 'status'))
 
     def decommission(self, progress: ProgressCallback | None = None,
                      poll_interval: float = 5.0, timeout: float = 3600,

@@ -24,6 +24,13 @@ One 3-node cluster at replication factor 3 serves the whole module:
 Before each replacement every row written so far is read back at QUORUM
 (one node is dead on purpose), and after it at ALL. The times to detect and
 to replace are printed (``-s``) for doc/source/self-healing.rst.
+
+A second 3-node cluster shows the other way to heal: its node is killed and
+its flavour retired from the cloud, so no replacement can take over the dead
+node's tokens; the actuator's healer records why, the executor runs
+``nodetool removenode`` through a live peer and a scale-out by one node of
+the policy's other flavour, and every row is read back (QUORUM before, ALL
+after).
 """
 import os
 import threading
@@ -38,6 +45,7 @@ from elastman.actuator import manager as actuator_manager
 from elastman.cassandra import nodetool
 from elastman.common import timestamps
 from elastman.compute import base as compute
+from elastman.compute import local as local_driver
 from elastman.monitor import manager as monitor_manager
 from tests.functional.actuator import test_executor_local as kills
 from tests.functional import datacheck
@@ -46,6 +54,8 @@ from tests.functional import services
 NETWORK = os.environ.get('ELASTMAN_TEST_LOCAL_NETWORK', '127.0.71.0/24')
 JMX_BASE = int(os.environ.get('ELASTMAN_TEST_HEAL_JMX_BASE', '17600'))
 FLAVOR = 'small:cpu=0,heap=384M'
+#: what the cloud offers once ``small`` is retired
+OTHER_FLAVOR = 'medium:cpu=0,heap=384M'
 INTERVAL = 12          # monitor sampling interval, s
 ROWS = 500
 
@@ -243,3 +253,73 @@ def test_dead_nodes_are_replaced(keyspace_conf, store, cloud, config_file):
         cloud.get(victim['server_id'])
     nodes = _settled(conf, store, cloud, cluster)
     assert datacheck.verify(contact, rows) == len(rows)
+
+
+@pytest.mark.timeout(1200)
+def test_removenode_and_scale_out_where_no_replacement_can_boot(
+        keyspace_conf, store, cloud):
+    conf = keyspace_conf
+    cluster = store.clusters.create(
+        'p', 'removing', spec={'mode': 'managed', 'flavor': 'small'},
+        policy={'min_size': 3, 'max_size': 4, 'flavors': ['small', 'medium'],
+                'heal_grace_s': 0, 'control_period_s': 3600,
+                'warmup_s': 3600})
+    done = executor_mod.ActionExecutor(conf, store, cloud).run(
+        store.actions.create(cluster['id'], 'create',
+                             {'count': 3, 'flavor': 'small'},
+                             step='requested', state='PENDING'))
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    nodes = _settled(conf, store, cloud, cluster)
+    contact = nodes[0]['address']
+    datacheck.create(contact)
+    rows = datacheck.write(contact, range(ROWS))
+
+    victim, killed_at = _kill(cloud, nodes, contact)
+    services.wait_for(lambda: _ring(conf, nodes[0]).get(victim['address'])
+                      == 'DN', timeout=120, interval=2)
+    store.nodes.change_state(cluster['id'], victim['node_id'], 'DEAD',
+                             'killed by the test', ('UN',))
+    assert datacheck.verify(contact, rows, ConsistencyLevel.QUORUM) == ROWS
+
+    # the cloud retires the dead node's flavour: a new server of it cannot
+    # boot, so none can take over the node's tokens
+    conf.set_override('flavor', [OTHER_FLAVOR], 'local_cloud')
+    retired = local_driver.LocalDriver(conf)
+    actuator = actuator_manager.ActuatorManager(conf, store, driver=retired)
+    actuator.start()
+    try:
+        actuator.control_round()         # the healer journals the replace
+        [action] = [a for a in store.actions.list(cluster['id'])
+                    if a['kind'] == 'replace']
+        actuator.wait_idle(timeout=600)
+    finally:
+        actuator.stop()
+    action = store.actions.get(cluster['id'], action['id'])
+    healed_s = timestamps.epoch(action['updated_at']) - killed_at
+    assert action['state'] == 'SUCCEEDED', action['reason']
+    plan = action['result']['plan']
+    assert (plan['mode'], plan['flavor']) == ('removenode', 'medium')
+    assert plan['why_removenode'] == 'flavour small no longer exists'
+    assert action['result']['removed_host_id']
+    [record] = [d['record'] for d in store.actions.decisions(cluster['id'])
+                if d['action'] == 'replace']
+    assert record['inputs']['dead_node'] == victim['node_id']
+    assert record['inputs']['mode'] == 'removenode'
+    assert 'DEAD for' in record['reason'] and 'killed by the test' in \
+        record['reason']
+    assert ('no replacement can take over its tokens (flavour small no '
+            'longer exists): nodetool removenode, then a scale-out by one '
+            'of flavour medium') in record['reason']
+
+    with pytest.raises(compute.ServerNotFound):
+        cloud.get(victim['server_id'])
+    nodes = _settled(conf, store, cloud, cluster)
+    assert victim['address'] not in _ring(conf, nodes[0])
+    [new] = action['result']['servers']
+    assert cloud.get(new).flavor == 'medium'
+    assert compute.REPLACE_ADDRESS not in cloud.get(new).metadata
+    verified = datacheck.verify(contact, rows)
+    print('\nkill -9 -> removenode + scale-out by one UN, dead server '
+          'deleted: %.1f s (the node marked DEAD by the test once DN); %d '
+          'rows verified at QUORUM before and at ALL after'
+          % (healed_s, verified))

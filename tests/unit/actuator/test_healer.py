@@ -39,15 +39,20 @@ def _ts(epoch):
 
 
 class FakeDriver(fakecompute.MemoryDriver):
-    def __init__(self, conf, replace=True, fail_create=None):
+    def __init__(self, conf, replace=True, fail_create=None,
+                 flavors=('small',)):
         super().__init__(conf)
         self.created = []
         self.seeds = []
         self.replace, self.fail_create = replace, fail_create
+        self.flavor_names = flavors
 
     @property
     def supports_replace(self):
         return self.replace
+
+    def flavors(self):
+        return {name: {} for name in self.flavor_names}
 
     def create(self, name, flavor, metadata=None, *, seeds=None,
                request=None):
@@ -80,7 +85,7 @@ class FakeRing:
                                     'r1') for a, c in self.codes.items()]
 
     def removenode_status(self):
-        return 'RemovalStatus: No removals in process.'
+        return None           # no removal in progress
 
     def removenode(self, host_id, timeout=None):
         for address in list(self.codes):
@@ -162,6 +167,27 @@ def test_node_without_server_is_not_replaced():
     d = healer.heal_decision(_policy(heal_grace_s=0), [_dead(server=None)],
                              NOW)
     assert (d.kind, d.blocked_by) == ('none', 'unmanaged')
+
+
+def test_heal_decision_says_how_and_why():
+    def removenode(node):
+        return 'removenode', 'flavour small no longer exists', 'medium'
+    d = healer.heal_decision(_policy(heal_grace_s=0), [_dead()], NOW,
+                             how=removenode)
+    assert d.acts and d.inputs['mode'] == 'removenode'
+    assert d.inputs['why_removenode'] == 'flavour small no longer exists'
+    assert d.reason.endswith(
+        'no replacement can take over its tokens (flavour small no longer '
+        'exists): nodetool removenode, then a scale-out by one of flavour '
+        'medium')
+    d = healer.heal_decision(_policy(heal_grace_s=0), [_dead()], NOW,
+                             how=lambda node: ('replace', '', 'small'))
+    assert d.inputs['mode'] == 'replace'
+    assert d.reason.endswith('a new server of flavour small takes over its '
+                             'tokens')
+    d = healer.heal_decision(_policy(heal_grace_s=0), [_dead()], NOW,
+                             how=lambda node: None)   # the cloud did not say
+    assert d.acts and 'mode' not in d.inputs
 
 
 def test_policy_rejects_negative_grace():
@@ -278,6 +304,37 @@ def test_removenode_then_scale_out_where_replace_is_impossible(conf):
         cluster['id'])}
 
 
+def test_flavour_gone_removes_the_node_and_adds_one_of_another(conf):
+    store = memstore.MemStore()
+    cluster = _cluster(store, policy={'flavors': ['medium', 'small']})
+    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
+                     '10.0.0.101': 'UN'})
+    driver = FakeDriver(conf, flavors=('medium', 'large'))
+    _ex, done = _run(conf, store, driver, ring, cluster, node='n3')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    plan = done['result']['plan']
+    assert (plan['mode'], plan['flavor']) == ('removenode', 'medium')
+    assert plan['why_removenode'] == 'flavour small no longer exists'
+    assert ring.removed == ['10.0.0.3']
+    [new] = driver.created
+    assert new.flavor == 'medium'
+    assert compute.REPLACE_ADDRESS not in new.metadata
+
+
+def test_no_flavour_left_fails_with_why_and_keeps_the_node_dead(conf):
+    store = memstore.MemStore()
+    cluster = _cluster(store)
+    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN'})
+    driver = FakeDriver(conf, flavors=('large',))
+    _ex, done = _run(conf, store, driver, ring, cluster, node='n3')
+    assert done['state'] == 'FAILED'
+    assert ('no flavour to replace node n3 with: flavour small no longer '
+            "exists, and none of the cluster's flavours exists"
+            in done['reason']), done['reason']
+    assert ring.removed == [] and driver.created == []
+    assert store.nodes.get(cluster['id'], 'n3')['state'] == 'DEAD'
+
+
 def test_failed_replacement_rolls_back_and_leaves_the_node_dead(conf):
     store = memstore.MemStore()
     cluster = _cluster(store)
@@ -379,11 +436,31 @@ def test_round_replaces_a_dead_node_once_and_records_why(conf):
     assert kind == 'replace'
     assert record['inputs']['dead_node'] == 'n3'
     assert 'beyond heal_grace_s=60' in record['reason']
+    assert record['inputs']['mode'] == 'replace'
     # the next round finds nothing dead: no second replacement
     mgr.controller.decide = lambda *a, **k: None
     mgr.handle_cluster(store.clusters.get(cluster['id']), NOW + 30)
     assert len(store.actions.list(cluster['id'])) == 1
     assert len(driver.created) == 1
+
+
+def test_round_records_why_the_dead_node_is_removed_instead(conf):
+    store = memstore.MemStore()
+    cluster = _cluster(store, policy={'heal_grace_s': 0,
+                                      'flavors': ['small', 'medium']})
+    ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN',
+                     '10.0.0.101': 'UN'})
+    driver = FakeDriver(conf, flavors=('medium',))
+    mgr = _manager(conf, store, driver, ring)
+    mgr.handle_cluster(store.clusters.get(cluster['id']), NOW)
+    [action] = store.actions.list(cluster['id'])
+    assert action['state'] == 'SUCCEEDED', action['reason']
+    assert action['result']['plan']['mode'] == 'removenode'
+    [(_c, _ts, kind, record)] = store.actions.decisions
+    assert (kind, record['inputs']['mode']) == ('replace', 'removenode')
+    assert ('(flavour small no longer exists): nodetool removenode, then a '
+            'scale-out by one of flavour medium') in record['reason']
+    assert [s.flavor for s in driver.created] == ['medium']
 
 
 def test_failing_scale_out_backs_off_instead_of_churning(conf):

@@ -164,3 +164,19 @@ def test_separate_jmx_credentials(conf, tmp_path):
     same = access.Access(username='cql', password='a')
     tool = nodetool.Nodetool(conf, access=same, log_dir=str(tmp_path))
     assert (tool.username, tool.password) == ('cql', 'a')
+
+
+@pytest.mark.parametrize('output,expected', [
+    # Cassandra 5.0's words, after the DEBUG lines nodetool prints when no
+    # logback-tools.xml is on its classpath
+    ('10:22:04.112 [main] DEBUG io.netty.util.internal.logging.'
+     'InternalLoggerFactory - Using SLF4J as the default logging framework\n'
+     'RemovalStatus: No token removals in process.\n', None),
+    ('RemovalStatus: No removals in process.\n', None),
+    ('RemovalStatus: Removing token (-9172). Waiting for replication '
+     'confirmation from [/127.0.87.1,/127.0.87.3].\n',
+     'Removing token (-9172). Waiting for replication confirmation from '
+     '[/127.0.87.1,/127.0.87.3].'),
+    ('', None)])
+def test_parse_removal_status(output, expected):
+    assert nodetool.parse_removal_status(output) == expected
