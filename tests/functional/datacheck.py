@@ -14,7 +14,8 @@
 Every scale-out, scale-in and replacement in the functional tests is checked
 this way: each row written before the action is read back by its key, at
 consistency ALL (QUORUM where a node is dead on purpose), and must hold the
-value written.
+value written. ``options`` are passed to the driver's ``Cluster`` (credentials
+and TLS of a secured cluster, a load-balancing policy).
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ KEYSPACE = 'data'
 TABLE = 'kv'
 
 
-def create(address: str, replication_factor: int = 3) -> None:
-    with Cluster([address]) as cql:
+def create(address: str, replication_factor: int = 3, **options) -> None:
+    with Cluster([address], **options) as cql:
         session = cql.connect()
         session.execute(
             "CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': "
@@ -37,10 +38,11 @@ def create(address: str, replication_factor: int = 3) -> None:
                         'KEY, v text)' % (KEYSPACE, TABLE))
 
 
-def write(address: str, keys, consistency=ConsistencyLevel.ALL) -> dict:
+def write(address: str, keys, consistency=ConsistencyLevel.ALL,
+          **options) -> dict:
     """Write one row per key; returns {key: value} of what was written."""
     rows = {k: 'v%d' % k for k in keys}
-    with Cluster([address]) as cql:
+    with Cluster([address], **options) as cql:
         session = cql.connect()
         insert = session.prepare('INSERT INTO %s.%s (k, v) VALUES (?, ?)'
                                  % (KEYSPACE, TABLE))
@@ -53,11 +55,11 @@ def write(address: str, keys, consistency=ConsistencyLevel.ALL) -> dict:
 
 
 def verify(address: str, rows: dict,
-           consistency=ConsistencyLevel.ALL) -> int:
+           consistency=ConsistencyLevel.ALL, **options) -> int:
     """Read every row of ``rows`` back by key at ``consistency``; assert
     each holds its value; return how many were verified.
     """
-    with Cluster([address]) as cql:
+    with Cluster([address], **options) as cql:
         session = cql.connect()
         select = session.prepare('SELECT v FROM %s.%s WHERE k = ?'
                                  % (KEYSPACE, TABLE))

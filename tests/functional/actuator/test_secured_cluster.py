@@ -22,7 +22,9 @@ stored, encrypted, for the cluster:
   wrong password is refused before anything is created;
 - the monitor samples the nodes (latencies from JMX over TLS) while a client
   loads them, and the cluster scales out and back in through nodetool with
-  those credentials.
+  those credentials; every row written (through TLS, logged in) before each
+  of the two is read back after it at consistency ALL (replication factor
+  1: a row whose range moved is read from its new owner).
 """
 import threading
 import time
@@ -39,11 +41,13 @@ from elastman.compute import local as local_driver
 from elastman.monitor import manager as monitor_manager
 from elastman.store import credentials as credentials_store
 from tests.functional.compute import cluster as shared
+from tests.functional import datacheck
 from tests.functional import tls
 
 FLAVOR = 'small:cpu=0,heap=384M'
 SECURITY = {'authentication': True, 'cql_tls': True, 'jmx_tls': True}
 ROLE, ROLE_PASSWORD = 'elastman_ops', 'Ops-%s' % uuid.uuid4().hex[:12]
+ROWS = 300
 _CLOUD = ('state_path', None), ('network', 'local_cloud'), \
     ('jmx_port_base', 'local_cloud'), ('flavor', 'local_cloud'), \
     ('tls_keystore', 'local_cloud'), ('tls_keystore_password', 'local_cloud')
@@ -104,11 +108,16 @@ def _run(conf, store, driver, cluster, kind, **params):
     return done
 
 
-def _session(address, access_):
-    cluster = cql_cluster.Cluster(
-        [address], protocol_version=5,
+def _options(address, access_):
+    """Cluster options for a TLS session, logged in, on ``address`` only."""
+    return dict(
+        protocol_version=5,
         load_balancing_policy=policies.WhiteListRoundRobinPolicy([address]),
         **access_.cql_options(address))
+
+
+def _session(address, access_):
+    cluster = cql_cluster.Cluster([address], **_options(address, access_))
     return cluster, cluster.connect()
 
 
@@ -226,6 +235,12 @@ def test_secured_cluster_is_monitored_and_scales(conf, store, cloud):
     assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
     store.credentials.set(cluster['id'], document)
 
+    # the tenant's rows, read back after the scale-out and the scale-in
+    datacheck.create(first['address'], 1, **_options(first['address'],
+                                                     superuser))
+    rows = datacheck.write(first['address'], range(ROWS),
+                           **_options(first['address'], superuser))
+
     mgr = monitor_manager.MonitorManager(conf, store=store)
     mgr.start()
     try:
@@ -243,6 +258,8 @@ def test_secured_cluster_is_monitored_and_scales(conf, store, cloud):
             assert done['state'] == 'SUCCEEDED', done['reason']
             nodes = store.nodes.list(cluster['id'])
             assert sorted(n['state'] for n in nodes) == ['UN', 'UN']
+            assert datacheck.verify(first['address'], rows, **_options(
+                first['address'], superuser)) == ROWS
             samples = _measured(mgr, 2)
             assert all(s['extra']['jmx'] == 1.0 for s in samples), samples
             assert sum(s['reads_per_s'] for s in samples) > 0
@@ -264,6 +281,8 @@ def test_secured_cluster_is_monitored_and_scales(conf, store, cloud):
         ring = nodetool.Nodetool(conf, left[0]['jmx_host'],
                                  left[0]['jmx_port'], access=ops).status()
         assert [m.address for m in ring] == [left[0]['address']]
+        assert datacheck.verify(first['address'], rows, **_options(
+            first['address'], superuser)) == ROWS
         assert [s['up'] for s in mgr.sample_all()] == [True]
     finally:
         mgr.stop()

@@ -9,7 +9,11 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""The local compute driver against real Cassandra processes."""
+"""The local compute driver against real Cassandra processes.
+
+The fourth node's join and decommission are checked by reading back, at
+consistency ALL, every row written before them (replication factor 3).
+"""
 import os
 
 import pytest
@@ -17,6 +21,9 @@ import pytest
 from elastman.compute import base
 from elastman.compute import local
 from tests.functional.compute import cluster as shared
+from tests.functional import datacheck
+
+ROWS = 300
 
 
 @pytest.fixture(scope='module')
@@ -50,6 +57,9 @@ def test_recovery_after_restart(cluster, conf):
 
 def test_add_decommission_delete_fourth_node(cluster):
     progress = []
+    contact = cluster.servers[0].address
+    datacheck.create(contact)
+    rows = datacheck.write(contact, range(ROWS))
     server = cluster.add(flavor='c05')
     try:
         assert server.flavor == 'c05'
@@ -59,11 +69,13 @@ def test_add_decommission_delete_fourth_node(cluster):
         status = {n.address: n for n in cluster.nodetool().status()}
         assert status[server.address].code == 'UN'
         assert len(status) == 4
+        assert datacheck.verify(contact, rows) == ROWS
         cluster.nodetool(server).decommission(progress=progress.append,
                                               poll_interval=3)
         assert progress and progress[-1]['mode'] == 'DECOMMISSIONED'
         status = {n.address for n in cluster.nodetool().status()}
         assert server.address not in status
+        assert datacheck.verify(contact, rows) == ROWS
     finally:
         path = os.path.join(cluster.driver.state_dir, server.id)
         pid = cluster.driver.node(server.id).pid()

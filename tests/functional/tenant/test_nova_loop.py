@@ -19,7 +19,8 @@ is a Cassandra node configured from the server's user data (cluster name,
 seeds) and its flavour (CPU quota). The cluster scales out by one and back
 in; a node whose server is powered off is replaced in place (a new server
 boots with replace_address_first_boot, the dead one is deleted); the rows
-written before are read back, and deleting the cluster leaves no server,
+written before are read back at ALL after the scale-out, the scale-in and
+the replacement, and deleting the cluster leaves no server,
 port, server group or trust. A server of tenant-b that carries
 the cluster's tag is never touched. Bad input fails the action and the
 cluster with a clear reason and creates nothing.
@@ -201,6 +202,7 @@ def test_tenant_cluster_through_nova(conf, cloud, alice, bob, leftovers):
         == {'UN'}
     assert len([s for s in cloud.servers(alice.project_id)
                 if s.name.startswith('orders-')]) == 4
+    _read_back(doc['nodes'][0]['address'])
     action = _scale(api, cluster_id, 3)
     assert action['state'] == 'SUCCEEDED', action
     doc = api.cluster(cluster_id)
