@@ -251,6 +251,18 @@ def _stacks(cloud, tenant) -> openstack.connection.Connection:
         tenant.user, ks.PASSWORD, tenant.name))
 
 
+def _stack_cluster(api, heat, stack, leftovers) -> tuple[str, dict]:
+    """The cluster of a stack that completed (removed at the end of the
+    test whatever happens), once the API shows it settled.
+    """
+    assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
+                                               heat.logs())
+    cluster_id = {o['output_key']: o['output_value']
+                  for o in stack.outputs}['cluster_id']
+    leftovers.cluster(api, cluster_id)
+    return cluster_id, api.wait_cluster(cluster_id, timeout=300)
+
+
 def test_heat_stack_registers_updates_and_unregisters(cloud, heat, alice,
                                                       bob, conf, leftovers):
     trusts_before = {t.id for t in cloud.trusts()}
@@ -274,12 +286,7 @@ def test_heat_stack_registers_updates_and_unregisters(cloud, heat, alice,
     api = alice.api(cloud.api_url)
     stack = stacks.create_stack('shop', template_file=str(template),
                                 wait=True, timeout=600, seed=a1_address)
-    assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
-                                               heat.logs())
-    cluster_id = {o['output_key']: o['output_value']
-                  for o in stack.outputs}['cluster_id']
-    leftovers.cluster(api, cluster_id)
-    doc = api.wait_cluster(cluster_id, timeout=300)
+    cluster_id, doc = _stack_cluster(api, heat, stack, leftovers)
     [register] = api.actions(cluster_id)
     assert register['kind'] == 'register'
     assert register['state'] == 'SUCCEEDED', register
@@ -336,12 +343,7 @@ def test_heat_stack_creates_and_deletes_a_cluster(cloud, heat, alice,
                                 wait=True, timeout=600,
                                 image=alice.image_id,
                                 network='net-%s' % alice.name)
-    assert stack.status == 'CREATE_COMPLETE', (stack.status_reason,
-                                               heat.logs())
-    cluster_id = {o['output_key']: o['output_value']
-                  for o in stack.outputs}['cluster_id']
-    leftovers.cluster(api, cluster_id)
-    doc = api.wait_cluster(cluster_id, timeout=300)
+    cluster_id, doc = _stack_cluster(api, heat, stack, leftovers)
     [node] = doc['nodes']
     assert node['state'] == 'UN', doc
     [server] = cloud.servers(alice.project_id)
