@@ -26,7 +26,11 @@ exclusive; the hash only says which copy should take it:
 * when a copy dies, its heartbeat row expires (after half a lease TTL), the
   survivors its clusters now hash to read how long each of its leases has
   left, and take each lease the moment it expires: within one lease TTL of
-  the copy's last renewal.
+  the copy's last renewal;
+* a copy's heartbeat also renews the leases it holds on its own clusters
+  once half a TTL has passed since their last renewal, so that a round
+  longer than the TTL (a predictor's cold round over many clusters) does
+  not lose them to another copy midway.
 """
 from __future__ import annotations
 
@@ -80,6 +84,7 @@ class WorkShare:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._waiting: dict[str, float] = {}   # cluster -> when to take it
+        self._renewed: dict[str, float] = {}   # cluster -> last renewal
         #: (cluster, wall-clock time) of the latest take-overs
         self.taken_over: collections.deque = collections.deque(maxlen=1000)
 
@@ -130,6 +135,7 @@ class WorkShare:
                     mine.append(cid)
                     with self._lock:
                         self._held.add(cid)
+                        self._renewed[cid] = self._clock()
                 else:
                     with self._lock:
                         self._held.discard(cid)
@@ -148,6 +154,7 @@ class WorkShare:
         finally:
             with self._lock:
                 self._held.discard(cid)
+                self._renewed.pop(cid, None)
 
     # -- heartbeats and take-over ----------------------------------------
 
@@ -193,6 +200,30 @@ class WorkShare:
         for cid, at in self._orphans(set(self._waiting)).items():
             self._waiting[cid] = at
         self._take_due(self._waiting)
+        self._renew_held()
+
+    def _renew_held(self) -> None:
+        """Renew the held leases of this copy's own clusters that are half
+        a TTL old; a lease another copy took meanwhile is dropped.
+        """
+        now = self._clock()
+        members = self.members
+        with self._lock:
+            due = [cid for cid in self._held
+                   if now - self._renewed.get(cid, now) >= self.ttl / 2.0
+                   and owner(members, cid) == self.holder]
+        for cid in due:
+            kept = self.store.leases.acquire(self.lease_name(cid),
+                                             self.holder, self.ttl)
+            with self._lock:
+                if kept:
+                    self._renewed[cid] = now
+                else:
+                    self._held.discard(cid)
+                    self._renewed.pop(cid, None)
+            if not kept:
+                LOG.warning('%s: lost the lease of cluster %s', self.worker,
+                            cid)
 
     def next_wait(self) -> float:
         """Seconds to the next heartbeat or lease expiry."""
@@ -231,6 +262,7 @@ class WorkShare:
                                          self.ttl):
                 with self._lock:
                     self._held.add(cid)
+                    self._renewed[cid] = self._clock()
                 self.taken_over.append((cid, time.time()))
                 LOG.info('%s: took over cluster %s', self.worker, cid)
                 continue
@@ -282,6 +314,9 @@ class SharedManager(manager.Manager):
         for cluster in clusters:
             if str(cluster['id']) not in mine:
                 continue
+            if self.share is not None and \
+                    str(cluster['id']) not in self.share.held:
+                continue        # its lease was lost during this round
             try:
                 work(cluster)
             except Exception:

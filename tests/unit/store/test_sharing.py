@@ -112,3 +112,41 @@ def test_clusters_that_are_gone_are_released():
     a.claim(CLUSTERS[:10])
     assert a.held == set(CLUSTERS[:10])
     assert store.leases.holder('trainer/' + CLUSTERS[50]) is None
+
+
+def test_a_round_longer_than_the_ttl_keeps_its_leases():
+    clock, store, a, b = _pair(ttl=90)
+    a.refresh(), b.refresh()
+    ours = set(a.claim(CLUSTERS))
+    b.claim(CLUSTERS)
+    start = clock.now
+    # a's round runs for three TTLs without a claim; only heartbeats
+    while clock.now < start + 270:
+        clock.now += a.heartbeat_s
+        a.beat()
+        b.beat()
+    assert not b.taken_over
+    assert a.held == ours
+    assert all(store.leases.holder('trainer/' + c) == 'host-a' for c in ours)
+
+
+def test_a_lease_lost_midway_is_dropped_and_its_cluster_skipped():
+    clock, store, a, b = _pair(ttl=90)
+    a.refresh()
+    a.claim(CLUSTERS)
+    lost = CLUSTERS[0]
+    # the lease expires and another holder takes it (a store outage, say)
+    store.leases.rows['trainer/' + lost] = ('host-x', clock.now + 1000)
+    clock.now += 45
+    a.beat()
+    assert lost not in a.held
+
+    class Worker(sharing.SharedManager):
+        WORKER = 'trainer'
+
+    worker = Worker.__new__(Worker)
+    worker.share = a
+    done = []
+    worker.each_cluster([{'id': c} for c in CLUSTERS[:3]], set(CLUSTERS[:3]),
+                        lambda c: done.append(c['id']), 'work')
+    assert done == CLUSTERS[1:3]
