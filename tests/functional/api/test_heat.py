@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """Runs heat_cases.py (Heat's template machinery) in its own process
-against this session's elastman API in noauth mode.
+against the elastman API this test run starts in noauth mode.
 """
 import os
 import re
