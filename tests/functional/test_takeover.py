@@ -9,71 +9,86 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Two trainer processes split the clusters through leases, and when one is
-killed the other holds its clusters within one lease TTL."""
+"""Two processes of a worker split the clusters through leases, and when one
+is killed the other holds its clusters within one lease TTL: the trainer,
+the predictor and the monitor, each with short periods."""
 import shutil
 import signal
 import time
 
+import pytest
+
 from tests.functional import services
-from tests.functional import test_processes
 
 CLUSTERS = 12
-PERIOD = 2            # [trainer] update_period = [monitor] sampling_interval
-TTL = 3 * PERIOD      # the trainer's lease TTL at these periods
+PERIOD = 2            # each worker's period, seconds
+
+# worker -> (its options at PERIOD, its lease TTL at those options)
+WORKERS = {
+    'trainer': ({'trainer': {'update_period': PERIOD},
+                 'monitor': {'sampling_interval': PERIOD}}, 3 * PERIOD),
+    'predictor': ({'predictor': {'period': PERIOD}}, 3 * PERIOD + 1),
+    # the monitor's TTL has a floor of 30 s
+    'monitor': ({'monitor': {'sampling_interval': PERIOD}}, 30),
+}
 
 
-def _config(config_file, tmp_path, host):
+def _config(config_file, tmp_path, host, options):
     path = config_file(DEFAULT={'host': host, 'transport_url': 'fake://'},
-                       trainer={'update_period': PERIOD},
-                       monitor={'sampling_interval': PERIOD})
+                       **options)
     mine = str(tmp_path / ('%s.conf' % host))
     shutil.copy(path, mine)
     return mine
 
 
-def _holders(store, ids):
-    return {c: store.leases.holder('trainer/%s' % c) for c in ids}
+def _holders(store, worker, ids):
+    return {c: store.leases.holder('%s/%s' % (worker, c)) for c in ids}
 
 
-def test_a_killed_trainer_s_clusters_move_to_the_other_within_a_ttl(
-        store, config_file, tmp_path):
-    ids = [str(store.clusters.create('p', 'c%d' % i, spec={})['id'])
+@pytest.mark.parametrize('worker', sorted(WORKERS))
+def test_a_killed_copy_s_clusters_move_to_the_other_within_a_ttl(
+        worker, store, config_file, tmp_path):
+    options, ttl = WORKERS[worker]
+    ids = [str(store.clusters.create('p', '%s-%d' % (worker, i),
+                                     spec={})['id'])
            for i in range(CLUSTERS)]
-    procs = [test_processes._Process('elastman.cmd.trainer', '--config-file',
-                                     _config(config_file, tmp_path, host))
-             for host in ('trainer-a', 'trainer-b')]
+    hosts = ('%s-a' % worker, '%s-b' % worker)
+    procs = [services.Process('-m', 'elastman.cmd.%s' % worker,
+                              '--config-file',
+                              _config(config_file, tmp_path, host, options))
+             for host in hosts]
     try:
         for proc in procs:
-            proc.wait_for_line('trainer worker started', timeout=120)
+            proc.wait_for_line('%s worker started' % worker, timeout=120)
 
         def split():
-            held = _holders(store, ids)
-            return set(held.values()) == {'trainer-a', 'trainer-b'} and held
-        held = services.wait_for(split, timeout=60, interval=0.5)
-        theirs = [c for c, h in held.items() if h == 'trainer-b']
+            held = _holders(store, worker, ids)
+            return set(held.values()) == set(hosts) and held
+        held = services.wait_for(split, timeout=60 + ttl, interval=0.5)
+        theirs = [c for c, h in held.items() if h == hosts[1]]
         assert 0 < len(theirs) < CLUSTERS
-        assert sorted(store.members.members('trainer')) == ['trainer-a',
-                                                            'trainer-b']
+        assert sorted(store.members.members(worker)) == list(hosts)
 
         procs[1].popen.send_signal(signal.SIGKILL)
         killed = time.monotonic()
 
         def moved():
-            return all(h == 'trainer-a'
-                       for h in _holders(store, theirs).values())
-        services.wait_for(moved, timeout=TTL * 4, interval=0.2)
+            return all(h == hosts[0]
+                       for h in _holders(store, worker, theirs).values())
+        services.wait_for(moved, timeout=ttl * 4, interval=0.2)
         took = time.monotonic() - killed
-        # the leases expire at most one TTL after trainer-b last renewed
-        # them, and expiry is counted in whole seconds
-        assert took <= TTL + 1.5, took
-        assert set(_holders(store, ids).values()) == {'trainer-a'}
-        assert store.members.members('trainer') == ['trainer-a']
+        print('%s: %d clusters taken over in %.1f s (lease TTL %d s)'
+              % (worker, len(theirs), took, ttl))
+        # the leases expire at most one TTL after the killed copy last
+        # renewed them, and expiry is counted in whole seconds
+        assert took <= ttl + 1.5, took
+        assert set(_holders(store, worker, ids).values()) == {hosts[0]}
+        assert store.members.members(worker) == [hosts[0]]
         procs[0].wait_for_line('took over cluster', timeout=10)
         assert procs[0].terminate() == 0, procs[0].output
         # a copy that stops leaves and frees its leases at once
-        assert store.members.members('trainer') == []
-        assert set(_holders(store, ids).values()) == {None}
+        assert store.members.members(worker) == []
+        assert set(_holders(store, worker, ids).values()) == {None}
     finally:
         for proc in procs:
             proc.kill()
