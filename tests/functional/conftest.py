@@ -62,6 +62,9 @@ def keystone(tmp_path_factory):
 @pytest.fixture
 def keyspace_conf(conf, store_node):
     """CONF pointed at the test store with a fresh keyspace."""
+    assert store_node.is_running(), (
+        'the session store node has died (an earlier test killed it?); '
+        'its log: %s' % os.path.join(store_node.log_dir, 'system.log'))
     keyspace = 'test_%s' % uuid.uuid4().hex[:12]
     conf.set_override('contact_points', [store_node.spec.address], 'store')
     conf.set_override('port', store_node.spec.cql_port, 'store')

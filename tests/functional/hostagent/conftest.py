@@ -105,6 +105,10 @@ def libvirt_conn():
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    # The next module's fixture must not find a daemon still exiting: it
+    # would take it for a running one and get no answer.
+    wait(lambda: not any(os.path.exists('/proc/%d' % pid)
+                         for pid in started), 30)
 
 
 def _try_open(libvirt):

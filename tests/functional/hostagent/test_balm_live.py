@@ -103,14 +103,24 @@ def throttle(store_node):
         return time.monotonic()
     yield throttle
     group.set_quota(0.0)
-    for tid, home in moved.items():
-        try:
-            with open(os.path.join(root, home.lstrip('/'), 'tasks'),
-                      'w') as f:
-                f.write(str(tid))
-        except OSError:
-            pass
-    wait(lambda: not _tasks(group), 10)
+    # Threads the moved ones started meanwhile (Cassandra's shared pool
+    # grows from inside itself) were born in the group: they go back to
+    # the node's own cgroup. Removing a group that still holds a thread
+    # kills its process, and that process is the session's store.
+    node_home = _cpu_cgroup_of(pid)
+
+    def moved_back() -> bool:
+        for tid in _tasks(group):
+            home = moved.get(int(tid), node_home)
+            try:
+                with open(os.path.join(root, home.lstrip('/'), 'tasks'),
+                          'w') as f:
+                    f.write(tid)
+            except OSError:      # the thread ended meanwhile
+                pass
+        return not _tasks(group)
+    assert wait(moved_back, 10), (
+        'threads of the store node stay in %s' % group.path)
     group.remove()
 
 
