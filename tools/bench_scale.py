@@ -745,6 +745,11 @@ def _clusters_run(args, node: StoreNode, count: int) -> None:
                 if any(r['n'] == 1 for r in rs) else None,
                 'over_period': sum(1 for r in steady
                                    if r['duration'] > period),
+                # rounds that left clusters for the next one (budget spent)
+                'deferring_rounds': sum(1 for r in rs if r.get('deferred')),
+                'caught_up_after_s': _caught_up(
+                    [[r for r in rounds[h] if lo <= r['start'] < hi]
+                     for h in hosts], lo),
                 'clusters_per_copy': sorted({r.get('held') for r in rs
                                              if r.get('held') is not None})[-2:]}
         entry['takeover'] = takeover.get(worker)
@@ -785,6 +790,25 @@ def _watch_takeover(store, before: dict[str, str], killed_at: float,
             for w in counts}
 
 
+def _caught_up(per_copy: list[list[dict]], since: float) -> float | None:
+    """Seconds from ``since`` to the end of each copy's first round that
+    left no cluster for the next one after its last round that did (the
+    latest over the copies; 0 if no round left any; None if a copy's last
+    round still did).
+    """
+    ends = [0.0]
+    for rounds in per_copy:
+        rounds = sorted(rounds, key=lambda r: r['start'])
+        late = [i for i, r in enumerate(rounds) if r.get('deferred')]
+        if not late:
+            continue
+        if late[-1] + 1 >= len(rounds):
+            return None
+        after = rounds[late[-1] + 1]
+        ends.append(after['start'] + after['duration'] - since)
+    return round(max(ends), 1)
+
+
 def _read_stats(path: str) -> list[dict]:
     if not os.path.exists(path):
         return []
@@ -816,7 +840,8 @@ def child_worker(args) -> None:
                 stats.write(json.dumps({
                     'task': name, 'n': counts[name], 'start': start,
                     'duration': time.time() - start, 'period': period,
-                    'held': len(share.held) if share else None}) + '\n')
+                    'held': len(share.held) if share else None,
+                    **getattr(manager, 'last_round', {})}) + '\n')
         run.__name__ = func.__name__
         return run
     manager.periodic_tasks = lambda: [(timed(f, p), p) for f, p in tasks]

@@ -76,6 +76,10 @@ class ActuatorManager(sharing.SharedManager):
     def lease_ttl(self) -> int:
         return int(3 * self.tick) + 1
 
+    @property
+    def round_budget(self) -> float:
+        return self.conf.actuator.round_budget * self.tick
+
     def start(self) -> None:
         super().start()
         if self.driver is None:

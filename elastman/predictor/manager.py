@@ -72,6 +72,10 @@ class PredictorManager(sharing.SharedManager):
         return max(self.conf.predictor.horizon,
                    math.ceil(need / self.conf.predictor.period))
 
+    @property
+    def round_budget(self) -> float:
+        return self.conf.predictor.round_budget * self.conf.predictor.period
+
     def periodic_tasks(self):
         return [(self.predict_all, self.conf.predictor.period)]
 

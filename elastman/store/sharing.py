@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import math
 import threading
 import time
 from typing import Callable, Iterable
@@ -280,13 +281,25 @@ class SharedManager(manager.Manager):
     starts and stops with the worker; each round, :meth:`mine` claims this
     copy's clusters and :meth:`each_cluster` works on them one by one, so
     that one failing cluster never stops the round.
+
+    ``round_budget`` (seconds, a property of the subclass; None: no limit)
+    bounds a round: the clusters worked on least recently go first, and
+    those left when the budget is spent go first in the next round. A copy
+    that starts cold, or takes over many clusters at once, so catches up
+    over a few rounds while each round still ends within its period.
     """
 
     lease_ttl: float | None = None
+    round_budget: float | None = None
 
-    def __init__(self, conf, store=None) -> None:
+    def __init__(self, conf, store=None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(conf)
         self.store = store
+        self._clock = clock
+        self._worked_at: dict[str, float] = {}
+        #: the last round's clusters worked on and left for the next round
+        self.last_round = {'worked': 0, 'deferred': 0}
         ttl = self.lease_ttl if store is not None else None
         self.share = (WorkShare(store, self.WORKER, conf.host, ttl)
                       if ttl else None)
@@ -308,17 +321,33 @@ class SharedManager(manager.Manager):
 
     def each_cluster(self, clusters: list[dict], mine: set[str],
                      work: Callable[[dict], object], what: str) -> None:
-        """``work(cluster)`` on each of ``clusters`` in ``mine``; a failure
-        is logged as "<what> of cluster <id> failed this round".
+        """``work(cluster)`` on each of ``clusters`` in ``mine``, the one
+        worked on least recently first, until ``round_budget`` is spent; a
+        failure is logged as "<what> of cluster <id> failed this round".
         """
-        for cluster in clusters:
-            if str(cluster['id']) not in mine:
-                continue
-            if self.share is not None and \
-                    str(cluster['id']) not in self.share.held:
+        for cid in set(self._worked_at) - mine:
+            del self._worked_at[cid]
+        order = sorted((c for c in clusters if str(c['id']) in mine),
+                       key=lambda c: self._worked_at.get(str(c['id']),
+                                                         -math.inf))
+        budget = self.round_budget
+        started = self._clock()
+        self.last_round = {'worked': 0, 'deferred': 0}
+        for done, cluster in enumerate(order):
+            cid = str(cluster['id'])
+            if budget is not None and done and \
+                    self._clock() - started >= budget:
+                self.last_round['deferred'] = len(order) - done
+                LOG.warning('%s: %d of %d clusters wait for the next round '
+                            '(this round used its %.0f s budget)', what,
+                            len(order) - done, len(order), budget)
+                return
+            if self.share is not None and cid not in self.share.held:
                 continue        # its lease was lost during this round
             try:
                 work(cluster)
             except Exception:
                 LOG.exception('%s of cluster %s failed this round', what,
                               cluster['id'])
+            self._worked_at[cid] = self._clock()
+            self.last_round['worked'] += 1

@@ -40,6 +40,21 @@ def _pair(ttl=90):
     return clock, store, a, b
 
 
+class _Worker(sharing.SharedManager):
+    WORKER = 'trainer'
+
+
+def _worker(share, clock, budget=None):
+    """A worker on ``share`` without a service around it."""
+    worker = _Worker.__new__(_Worker)
+    worker.share = share
+    worker._clock = clock
+    worker._worked_at = {}
+    worker.last_round = {}
+    worker.round_budget = budget
+    return worker
+
+
 def test_two_copies_split_the_clusters_and_each_cluster_has_one():
     clock, store, a, b = _pair()
     a.refresh(), b.refresh()
@@ -141,12 +156,46 @@ def test_a_lease_lost_midway_is_dropped_and_its_cluster_skipped():
     a.beat()
     assert lost not in a.held
 
-    class Worker(sharing.SharedManager):
-        WORKER = 'trainer'
-
-    worker = Worker.__new__(Worker)
-    worker.share = a
+    worker = _worker(a, clock)
     done = []
     worker.each_cluster([{'id': c} for c in CLUSTERS[:3]], set(CLUSTERS[:3]),
                         lambda c: done.append(c['id']), 'work')
     assert done == CLUSTERS[1:3]
+
+
+def test_a_round_stops_at_its_budget_and_the_rest_go_first_next_round():
+    clock = Clock()
+    worker = _worker(None, clock, budget=2.5)
+    clusters = [{'id': c} for c in CLUSTERS[:7]]
+    rounds = []
+
+    def work(cluster):
+        clock.now += 1.0        # each cluster takes a second
+        rounds[-1].append(cluster['id'])
+        if cluster['id'] == CLUSTERS[1]:
+            raise RuntimeError('a failing cluster still takes its turn')
+
+    for _ in range(3):
+        rounds.append([])
+        worker.each_cluster(clusters, set(CLUSTERS[:7]), work, 'work')
+        clock.now += 60.0
+    # three clusters a round (the third starts at 2 s of a 2.5 s budget),
+    # the ones worked on least recently first
+    assert rounds == [CLUSTERS[0:3], CLUSTERS[3:6],
+                      [CLUSTERS[6]] + CLUSTERS[0:2]]
+    assert worker.last_round == {'worked': 3, 'deferred': 4}
+
+
+def test_without_a_budget_a_round_works_on_every_cluster():
+    clock = Clock()
+    worker = _worker(None, clock)
+    done = []
+
+    def work(cluster):
+        clock.now += 100.0
+        done.append(cluster['id'])
+
+    worker.each_cluster([{'id': c} for c in CLUSTERS[:5]],
+                        set(CLUSTERS[:4]), work, 'work')
+    assert done == CLUSTERS[:4]
+    assert worker.last_round == {'worked': 4, 'deferred': 0}
