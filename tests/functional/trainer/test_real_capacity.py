@@ -31,7 +31,16 @@ run    last step within the SLO    saturated step              capacity
 2      175: 172-177, 43-88 ms      350: 275-317, 455 ms        200
 3      175: 166-169, 73 ms         450: 272-338, 455 ms        200
 4      250: 223-283, 152-219 ms    350: 288-298, 455 ms        230
+5      350: 339-343, 183-219 ms    450: 290-402, 379 ms        267
 =====  ==========================  ==========================  ========
+
+In run 5 the saturated step's second interval served 290 req/s at 379 ms,
+less than the met step before it: a violated cell below a met one, and
+the model's boundary on that cell's lower edge (267 req/s). A second run of
+the same code had the same shape (313 req/s at 316 ms after 339-345 met;
+267). The test's lower bound is therefore one cell along the mix (67 req/s)
+below the lowest load seen over the SLO, or below the most served within
+it where that is lower.
 
 In runs 1-3 the 250 req/s step served 223-262 req/s at a p99 of 316-455 ms:
 the SLO (250 ms) is crossed before the throughput saturates, and the
@@ -82,7 +91,8 @@ STEPS = (100, 175, 250, 350, 450, 600)   # offered req/s
 SLO_MS = 250.0                  # read p99 as the monitor reads it
 SHORTFALL = 0.15                # served < (1 - SHORTFALL) * offered: saturated
 GRANULARITY = 50.0              # req/s, read and write cells
-TOLERANCE = 0.15
+#: one cell's width along the mix: the resolution of a model's boundary
+CELL_ALONG_MIX = GRANULARITY / READ_SHARE
 
 
 @pytest.fixture(scope='module')
@@ -285,5 +295,12 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     assert sat.client_rate < (1 - SHORTFALL / 2) * sat.rate, str(sat)
     assert est['bound'] == 'exact' and est['model_kind'] == 'svm', est
     # between the most the node served within the SLO and the most it
-    # served at all
-    assert ok_load * (1 - TOLERANCE) <= est['capacity'] <= sat_load, est
+    # served at all. Where the node was over the SLO at a lower load (a
+    # saturated interval that served less), no model true to its samples
+    # puts the boundary above that load; and a boundary lies on a cell
+    # edge, so up to one cell along the mix below it.
+    over = [s['reads_per_s'] + s['writes_per_s'] for step in steps
+            for s in step.answered
+            if s['read_p99_ms'] is not None and s['read_p99_ms'] > SLO_MS]
+    floor = min([ok_load] + over)
+    assert floor - CELL_ALONG_MIX <= est['capacity'] <= sat_load, est
