@@ -292,11 +292,10 @@ class SharedManager(manager.Manager):
     lease_ttl: float | None = None
     round_budget: float | None = None
 
-    def __init__(self, conf, store=None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, conf, store=None) -> None:
         super().__init__(conf)
         self.store = store
-        self._clock = clock
+        self._clock = time.monotonic
         self._worked_at: dict[str, float] = {}
         #: the last round's clusters worked on and left for the next round
         self.last_round = {'worked': 0, 'deferred': 0}
