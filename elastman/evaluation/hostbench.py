@@ -39,6 +39,7 @@ from oslo_config import cfg as cfg_mod
 
 from elastman.conf import hostagent as hostagent_conf
 from elastman.evaluation import hostsim as sim
+from elastman.evaluation import tool
 from elastman.hostagent import balm
 from elastman.hostagent import cpualloc
 
@@ -486,21 +487,13 @@ def run_args(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
-    """``elastman-manage host-bench ...``."""
-    ap = subparsers.add_parser(
-        'host-bench', help='BALM, the escalation ladder and adaptive CPU '
-        'allocation against their baselines on the simulated host')
-    add_arguments(ap)
-    ap.set_defaults(func=run_args)
-    return ap
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog='python -m elastman.evaluation.hostbench',
-                                 description=__doc__.split('\n')[0])
-    add_arguments(ap)
-    return run_args(ap.parse_args(argv))
+TOOL = tool.Tool(
+    command='host-bench', module='elastman.evaluation.hostbench',
+    help=('BALM, the escalation ladder and adaptive CPU '
+          'allocation against their baselines on the simulated host'),
+    doc=__doc__, add_arguments=add_arguments, run=run_args)
+add_subparser = TOOL.add_subparser
+main = TOOL.main
 
 
 if __name__ == '__main__':

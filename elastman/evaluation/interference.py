@@ -38,6 +38,7 @@ import numpy as np
 from elastman.actuator import planning
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import tool
 from elastman.evaluation import traces as tr
 
 POLICIES = ('elastman', 'elastman-interference')
@@ -187,21 +188,13 @@ def run_args(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
-    """``elastman-manage interference-error ...``."""
-    ap = subparsers.add_parser('interference-error',
-                               help='the capacity model\'s error during interference '
-                               'episodes, with and without the interference index')
-    add_arguments(ap)
-    ap.set_defaults(func=run_args)
-    return ap
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog='python -m elastman.evaluation.interference',
-                                 description=__doc__.split('\n')[0])
-    add_arguments(ap)
-    return run_args(ap.parse_args(argv))
+TOOL = tool.Tool(
+    command='interference-error', module='elastman.evaluation.interference',
+    help=('the capacity model\'s error during interference '
+          'episodes, with and without the interference index'),
+    doc=__doc__, add_arguments=add_arguments, run=run_args)
+add_subparser = TOOL.add_subparser
+main = TOOL.main
 
 
 if __name__ == '__main__':

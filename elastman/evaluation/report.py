@@ -34,6 +34,7 @@ from oslo_log import log as logging
 
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import tool
 from elastman.evaluation import traces as tr
 
 LOG = logging.getLogger(__name__)
@@ -256,20 +257,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
-    """``elastman-manage simulate ...``: the caller dispatches to ``args.func(args)``."""
-    ap = subparsers.add_parser('simulate', help='run the scaling policies on a simulated '
-                               'trace side by side and write the report')
-    add_arguments(ap)
-    ap.set_defaults(func=run_args)
-    return ap
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog='python -m elastman.evaluation.report',
-                                 description=__doc__.split('\n')[0])
-    add_arguments(ap)
-    return run_args(ap.parse_args(argv))
+TOOL = tool.Tool(
+    command='simulate', module='elastman.evaluation.report',
+    help=('run the scaling policies on a simulated trace side '
+          'by side and write the report'),
+    doc=__doc__, add_arguments=add_arguments, run=run_args)
+add_subparser = TOOL.add_subparser
+main = TOOL.main
 
 
 if __name__ == '__main__':
