@@ -58,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Iterable, Iterator
 import uuid
 
 from cassandra import query as cql_query
@@ -148,6 +149,25 @@ class StoreNode:
         session = connection.connect(self.configure(keyspace))
         session.execute('DROP KEYSPACE IF EXISTS %s' % keyspace)
         connection.close(session)
+
+    @contextlib.contextmanager
+    def keyspace(self, keyspace: str) -> Iterator[em_store.Store]:
+        """A fresh keyspace's store; closed and the keyspace dropped after."""
+        store = self.open(keyspace)
+        try:
+            yield store
+        finally:
+            store.close()
+            self.drop(keyspace)
+
+    def keyspaces(self, prefix: str,
+                  sizes: Iterable[int]) -> Iterator[tuple[int, em_store.Store]]:
+        """``(size, store)`` for each size, in a fresh keyspace
+        ``<prefix>_<size>`` dropped before the next one.
+        """
+        for n in sizes:
+            with self.keyspace('%s_%d' % (prefix, n)) as store:
+                yield n, store
 
     def config_file(self, path: str, keyspace: str, **groups) -> str:
         groups.setdefault('DEFAULT', {})
@@ -386,31 +406,30 @@ def cmd_period(args) -> None:
     with store_node(args) as node:
         for n in args.nodes:
             keyspace = 'bench_period_%d' % n
-            store = node.open(keyspace)
-            now = time.time()
-            rng = np.random.default_rng(n)
-            t0 = time.perf_counter()
-            cluster = make_cluster(store, 'c%d' % n, n, now, rng)
-            reg = trained_registry(str(cluster['id']), node_ids(n),
-                                   args.cells, now)
-            model_state.save_state(store, reg)
-            setup_s = time.perf_counter() - t0
-            store.close()
-            path = node.config_file(os.path.join(node.base or tempfile.gettempdir(),
-                                                 'period.conf'), keyspace)
-            out = subprocess.run(
-                [sys.executable, __file__, '_period', '--config-file', path,
-                 '--cluster', str(cluster['id']), '--repeat',
-                 str(args.repeat)], capture_output=True, text=True,
-                timeout=1800)
-            if out.returncode != 0:
-                sys.exit(out.stderr)
-            result = json.loads(out.stdout.strip().splitlines()[-1])
-            result.update({'bench': 'period', 'nodes': n,
-                           'cells_per_vm': args.cells,
-                           'setup_s': round(setup_s, 1)})
-            emit(result)
-            node.drop(keyspace)
+            with node.keyspace(keyspace) as store:
+                now = time.time()
+                rng = np.random.default_rng(n)
+                t0 = time.perf_counter()
+                cluster = make_cluster(store, 'c%d' % n, n, now, rng)
+                reg = trained_registry(str(cluster['id']), node_ids(n),
+                                       args.cells, now)
+                model_state.save_state(store, reg)
+                setup_s = time.perf_counter() - t0
+                store.close()
+                path = node.config_file(os.path.join(node.base or tempfile.gettempdir(),
+                                                     'period.conf'), keyspace)
+                out = subprocess.run(
+                    [sys.executable, __file__, '_period', '--config-file', path,
+                     '--cluster', str(cluster['id']), '--repeat',
+                     str(args.repeat)], capture_output=True, text=True,
+                    timeout=1800)
+                if out.returncode != 0:
+                    sys.exit(out.stderr)
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                result.update({'bench': 'period', 'nodes': n,
+                               'cells_per_vm': args.cells,
+                               'setup_s': round(setup_s, 1)})
+                emit(result)
 
 
 def _timed(obj, name: str, times: dict) -> None:
@@ -475,10 +494,8 @@ def child_period(args) -> None:
 def cmd_trainer(args) -> None:
     from elastman.trainer import manager as trainer_manager
     with store_node(args) as node:
-        for n in args.nodes:
-            keyspace = 'bench_trainer_%d' % n
-            store = node.open(keyspace)
-            conf = node.configure(keyspace)
+        for n, store in node.keyspaces('bench_trainer', args.nodes):
+            conf = node.conf
             now = time.time()
             rng = np.random.default_rng(n)
             cluster = make_cluster(store, 'c%d' % n, n, now - 7200, rng)
@@ -534,8 +551,6 @@ def cmd_trainer(args) -> None:
             emit({'bench': 'trainer', 'nodes': n, 'cells_per_vm': args.cells,
                   'full_save': full, 'takeover_round': first,
                   'rounds': rounds, 'refit_round': refit})
-            store.close()
-            node.drop(keyspace)
 
 
 # -- the monitor -------------------------------------------------------------------
@@ -543,10 +558,8 @@ def cmd_trainer(args) -> None:
 def cmd_monitor(args) -> None:
     from elastman.monitor import manager as monitor_manager
     with store_node(args) as node:
-        for n in args.nodes:
-            keyspace = 'bench_monitor_%d' % n
-            store = node.open(keyspace)
-            conf = node.configure(keyspace)
+        for n, store in node.keyspaces('bench_monitor', args.nodes):
+            conf = node.conf
             conf.set_override('max_parallel', args.max_parallel, 'monitor')
             conf.set_override('push_latency_to_hosts', False, 'monitor')
             clusters = max(1, n // args.cluster_size)
@@ -578,8 +591,6 @@ def cmd_monitor(args) -> None:
                   'nodes_up_min': min(ups), 'rounds': args.rounds,
                   'source': conf.monitor.metrics_source})
             conf.clear_override('max_parallel', 'monitor')
-            store.close()
-            node.drop(keyspace)
 
 
 # -- the store's size -----------------------------------------------------------------
@@ -601,40 +612,38 @@ def _space_used(node: StoreNode, keyspace: str) -> dict[str, int]:
 def cmd_store_size(args) -> None:
     with store_node(args) as node:
         keyspace = 'bench_size'
-        store = node.open(keyspace)
-        rng = np.random.default_rng(0)
-        interval = args.interval
-        per_day = int(86400 / interval)
-        clusters = max(1, args.nodes // args.cluster_size)
-        start = time.time() - 86400
-        t0 = time.perf_counter()
-        for c in range(clusters):
-            cid = uuid.uuid4()
-            nodes = ['n%03d' % i for i in range(args.cluster_size)]
-            for k in range(0, per_day, 60):
-                batch = [sample_row(cid, v, utc(start + (k + j) * interval),
-                                    rng)
-                         for j in range(min(60, per_day - k)) for v in nodes]
-                store.samples.add_many(batch)
-            for k in range(per_day):
-                store.samples.add_cluster_workload(
-                    cid, utc(start + k * interval), 1000.0, 500.0,
-                    len(nodes), len(nodes))
-        write_s = time.perf_counter() - t0
-        used = _space_used(node, keyspace)
-        n = clusters * args.cluster_size
-        ttl_days = node.conf.store.sample_ttl / 86400.0
-        samples = used.get('samples', 0)
-        totals = used.get('cluster_workload', 0)
-        emit({'bench': 'store-size', 'nodes': n, 'interval_s': interval,
-              'samples_per_node_day': per_day, 'write_s': round(write_s, 1),
-              'samples_bytes_per_node_day': round(samples / n),
-              'cluster_workload_bytes_per_node_day': round(totals / n),
-              'sample_ttl_days': ttl_days,
-              'samples_bytes_per_node_at_ttl': round(samples / n * ttl_days),
-              'space_used_by_table': used})
-        store.close()
-        node.drop(keyspace)
+        with node.keyspace(keyspace) as store:
+            rng = np.random.default_rng(0)
+            interval = args.interval
+            per_day = int(86400 / interval)
+            clusters = max(1, args.nodes // args.cluster_size)
+            start = time.time() - 86400
+            t0 = time.perf_counter()
+            for c in range(clusters):
+                cid = uuid.uuid4()
+                nodes = ['n%03d' % i for i in range(args.cluster_size)]
+                for k in range(0, per_day, 60):
+                    batch = [sample_row(cid, v, utc(start + (k + j) * interval),
+                                        rng)
+                             for j in range(min(60, per_day - k)) for v in nodes]
+                    store.samples.add_many(batch)
+                for k in range(per_day):
+                    store.samples.add_cluster_workload(
+                        cid, utc(start + k * interval), 1000.0, 500.0,
+                        len(nodes), len(nodes))
+            write_s = time.perf_counter() - t0
+            used = _space_used(node, keyspace)
+            n = clusters * args.cluster_size
+            ttl_days = node.conf.store.sample_ttl / 86400.0
+            samples = used.get('samples', 0)
+            totals = used.get('cluster_workload', 0)
+            emit({'bench': 'store-size', 'nodes': n, 'interval_s': interval,
+                  'samples_per_node_day': per_day, 'write_s': round(write_s, 1),
+                  'samples_bytes_per_node_day': round(samples / n),
+                  'cluster_workload_bytes_per_node_day': round(totals / n),
+                  'sample_ttl_days': ttl_days,
+                  'samples_bytes_per_node_at_ttl': round(samples / n * ttl_days),
+                  'space_used_by_table': used})
 
 
 # -- many clusters, two copies of each worker -----------------------------------
@@ -678,88 +687,86 @@ def _leases(store) -> dict[str, str]:
 
 def _clusters_run(args, node: StoreNode, count: int) -> None:
     keyspace = 'bench_clusters_%d' % count
-    store = node.open(keyspace)
-    now = time.time()
-    t0 = time.perf_counter()
-    _setup_clusters(args, store, count, now)
-    setup_s = time.perf_counter() - t0
-    work = tempfile.mkdtemp(prefix='elastman-bench-clusters-')
-    procs = {}
-    try:
+    with node.keyspace(keyspace) as store:
+        now = time.time()
+        t0 = time.perf_counter()
+        _setup_clusters(args, store, count, now)
+        setup_s = time.perf_counter() - t0
+        work = tempfile.mkdtemp(prefix='elastman-bench-clusters-')
+        procs = {}
+        try:
+            for worker in WORKERS:
+                for copy in ('a', 'b'):
+                    host = '%s-%s' % (worker, copy)
+                    path = node.config_file(os.path.join(work, host + '.conf'),
+                                            keyspace,
+                                            DEFAULT={'host': host},
+                                            monitor={'push_latency_to_hosts':
+                                                     'false'})
+                    stats = os.path.join(work, host + '.jsonl')
+                    procs[host] = (subprocess.Popen(
+                        [sys.executable, __file__, '_worker', '--name', worker,
+                         '--config-file', path, '--stats', stats],
+                        stdout=subprocess.DEVNULL,
+                        stderr=open(os.path.join(work, host + '.log'), 'w')),
+                        stats)
+            started = time.time()
+            time.sleep(args.minutes * 60)
+            before = _leases(store)
+            killed_at = time.time()
+            for worker in WORKERS:
+                procs['%s-b' % worker][0].send_signal(signal.SIGKILL)
+            takeover = _watch_takeover(store, before, killed_at,
+                                       args.takeover_timeout)
+            time.sleep(args.after_minutes * 60)
+            stopped = time.time()
+        finally:
+            for proc, _ in procs.values():
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+            for proc, _ in procs.values():
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        rounds = {host: _read_stats(stats) for host, (_, stats) in procs.items()}
+        summary = {}
         for worker in WORKERS:
-            for copy in ('a', 'b'):
-                host = '%s-%s' % (worker, copy)
-                path = node.config_file(os.path.join(work, host + '.conf'),
-                                        keyspace,
-                                        DEFAULT={'host': host},
-                                        monitor={'push_latency_to_hosts':
-                                                 'false'})
-                stats = os.path.join(work, host + '.jsonl')
-                procs[host] = (subprocess.Popen(
-                    [sys.executable, __file__, '_worker', '--name', worker,
-                     '--config-file', path, '--stats', stats],
-                    stdout=subprocess.DEVNULL,
-                    stderr=open(os.path.join(work, host + '.log'), 'w')),
-                    stats)
-        started = time.time()
-        time.sleep(args.minutes * 60)
-        before = _leases(store)
-        killed_at = time.time()
-        for worker in WORKERS:
-            procs['%s-b' % worker][0].send_signal(signal.SIGKILL)
-        takeover = _watch_takeover(store, before, killed_at,
-                                   args.takeover_timeout)
-        time.sleep(args.after_minutes * 60)
-        stopped = time.time()
-    finally:
-        for proc, _ in procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc, _ in procs.values():
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-    rounds = {host: _read_stats(stats) for host, (_, stats) in procs.items()}
-    summary = {}
-    for worker in WORKERS:
-        entry = {}
-        for label, hosts, lo, hi in (
-                ('two_copies', ('%s-a' % worker, '%s-b' % worker), started,
-                 killed_at),
-                ('one_copy', ('%s-a' % worker,), killed_at, stopped)):
-            rs = [r for h in hosts for r in rounds[h]
-                  if lo <= r['start'] < hi]
-            # a round's first run after start includes warming caches
-            if not rs:
-                continue
-            period = rs[0]['period']
-            steady = [r for r in rs if r['n'] > 1] or rs
-            entry[label] = {
-                'period_s': period, 'rounds': len(rs),
-                'max_s': round(max(r['duration'] for r in steady), 2),
-                'median_s': round(float(np.median(
-                    [r['duration'] for r in steady])), 2),
-                'first_s': round(max(r['duration'] for r in rs
-                                     if r['n'] == 1), 2)
-                if any(r['n'] == 1 for r in rs) else None,
-                'over_period': sum(1 for r in steady
-                                   if r['duration'] > period),
-                # rounds that left clusters for the next one (budget spent)
-                'deferring_rounds': sum(1 for r in rs if r.get('deferred')),
-                'caught_up_after_s': _caught_up(
-                    [[r for r in rounds[h] if lo <= r['start'] < hi]
-                     for h in hosts], lo),
-                'clusters_per_copy': sorted({r.get('held') for r in rs
-                                             if r.get('held') is not None})[-2:]}
-        entry['takeover'] = takeover.get(worker)
-        summary[worker] = entry
-    emit({'bench': 'clusters', 'clusters': count, 'nodes_per_cluster':
-          args.nodes, 'setup_s': round(setup_s, 1), 'minutes': args.minutes,
-          'history_hours': args.history_hours, 'workers': summary,
-          'logs': work})
-    store.close()
-    node.drop(keyspace)
+            entry = {}
+            for label, hosts, lo, hi in (
+                    ('two_copies', ('%s-a' % worker, '%s-b' % worker), started,
+                     killed_at),
+                    ('one_copy', ('%s-a' % worker,), killed_at, stopped)):
+                rs = [r for h in hosts for r in rounds[h]
+                      if lo <= r['start'] < hi]
+                # a round's first run after start includes warming caches
+                if not rs:
+                    continue
+                period = rs[0]['period']
+                steady = [r for r in rs if r['n'] > 1] or rs
+                entry[label] = {
+                    'period_s': period, 'rounds': len(rs),
+                    'max_s': round(max(r['duration'] for r in steady), 2),
+                    'median_s': round(float(np.median(
+                        [r['duration'] for r in steady])), 2),
+                    'first_s': round(max(r['duration'] for r in rs
+                                         if r['n'] == 1), 2)
+                    if any(r['n'] == 1 for r in rs) else None,
+                    'over_period': sum(1 for r in steady
+                                       if r['duration'] > period),
+                    # rounds that left clusters for the next one (budget spent)
+                    'deferring_rounds': sum(1 for r in rs if r.get('deferred')),
+                    'caught_up_after_s': _caught_up(
+                        [[r for r in rounds[h] if lo <= r['start'] < hi]
+                         for h in hosts], lo),
+                    'clusters_per_copy': sorted({r.get('held') for r in rs
+                                                 if r.get('held') is not None})[-2:]}
+            entry['takeover'] = takeover.get(worker)
+            summary[worker] = entry
+        emit({'bench': 'clusters', 'clusters': count, 'nodes_per_cluster':
+              args.nodes, 'setup_s': round(setup_s, 1), 'minutes': args.minutes,
+              'history_hours': args.history_hours, 'workers': summary,
+              'logs': work})
 
 
 def _watch_takeover(store, before: dict[str, str], killed_at: float,
