@@ -94,23 +94,11 @@ class LocalNode:
         self.conf = conf
         self.spec = spec
         self.process: subprocess.Popen | None = None
-
-    # paths ------------------------------------------------------------------
-    @property
-    def conf_dir(self) -> str:
-        return os.path.join(self.spec.base_dir, 'conf')
-
-    @property
-    def log_dir(self) -> str:
-        return os.path.join(self.spec.base_dir, 'logs')
-
-    @property
-    def pid_file(self) -> str:
-        return os.path.join(self.spec.base_dir, 'cassandra.pid')
-
-    @property
-    def spec_file(self) -> str:
-        return os.path.join(self.spec.base_dir, 'node.json')
+        # the node's files, all below its base directory
+        self.conf_dir = os.path.join(spec.base_dir, 'conf')
+        self.log_dir = os.path.join(spec.base_dir, 'logs')
+        self.pid_file = os.path.join(spec.base_dir, 'cassandra.pid')
+        self.spec_file = os.path.join(spec.base_dir, 'node.json')
 
     # configuration -------------------------------------------------------------
     def _yaml(self) -> str:
