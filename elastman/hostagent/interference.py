@@ -81,18 +81,28 @@ class Counters:
     perf: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
+def read_threads(pid: int, name: str) -> dict[int, str]:
+    """``/proc/<pid>/task/<tid>/<name>`` of each thread of ``pid``, by tid;
+    a thread that ends meanwhile is left out.
+    """
+    found = {}
+    for tid in os.listdir('/proc/%d/task' % pid):
+        try:
+            with open('/proc/%d/task/%s/%s' % (pid, tid, name)) as f:
+                found[int(tid)] = f.read()
+        except OSError:
+            continue
+    return found
+
+
 def read_proc(pid: int) -> tuple[float, float, float]:
     """(CPU seconds, run seconds, run-queue wait seconds) of ``pid``."""
     with open('/proc/%d/stat' % pid) as f:
         fields = f.read().rsplit(')', 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / _TICK
     run = wait = 0.0
-    for tid in os.listdir('/proc/%d/task' % pid):
-        try:
-            with open('/proc/%d/task/%s/schedstat' % (pid, tid)) as f:
-                parts = f.read().split()
-        except OSError:
-            continue
+    for schedstat in read_threads(pid, 'schedstat').values():
+        parts = schedstat.split()
         run += int(parts[0]) / 1e9
         wait += int(parts[1]) / 1e9
     return cpu, run, wait

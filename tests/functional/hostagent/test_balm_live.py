@@ -29,6 +29,7 @@ import pytest
 
 from elastman.compute import cgroups
 from elastman.hostagent import balm
+from elastman.hostagent import interference
 from elastman.hostagent import pagemigration
 from elastman.hostagent import placement
 from elastman.hostagent import topology
@@ -61,16 +62,8 @@ def _cpu_cgroup_of(tid: int) -> str:
 
 
 def _request_threads(pid: int) -> list[int]:
-    out = []
-    for tid in os.listdir('/proc/%d/task' % pid):
-        try:
-            with open('/proc/%d/task/%s/comm' % (pid, tid)) as f:
-                name = f.read().strip()
-        except OSError:
-            continue
-        if name.startswith(REQUEST_THREADS):
-            out.append(int(tid))
-    return out
+    return [tid for tid, name in interference.read_threads(pid, 'comm').items()
+            if name.strip().startswith(REQUEST_THREADS)]
 
 
 @pytest.fixture

@@ -48,6 +48,14 @@ def test_proc_counters_of_a_real_process():
     assert reader.sources['proc'] and not reader.sources['mbm']
 
 
+def test_each_thread_file_of_a_real_process():
+    pid = os.getpid()
+    comms = interference.read_threads(pid, 'comm')
+    assert pid in comms                           # the main thread
+    assert all(name.endswith('\n') for name in comms.values())
+    assert interference.read_threads(pid, 'no-such-file') == {}
+
+
 def test_perf_software_counter_on_a_real_process():
     counters = perfcounters.open_counters(os.getpid(), ('task_clock',))
     if counters is None:
