@@ -54,41 +54,44 @@ def test_detect_clear_error(tmp_path):
     assert 'cgroup = none' in text
 
 
-def test_v1_quota_and_remove(tmp_path):
-    root = fake_v1(tmp_path / 'cpu')
-    group = cgroups.CpuCgroup('v1', root, 'elastman', 'srv1')
-    group.create(0.5, 100000)
-    assert (tmp_path / 'cpu/elastman/srv1/cpu.cfs_quota_us').read_text() \
-        == '50000'
-    assert (tmp_path / 'cpu/elastman/srv1/cpu.cfs_period_us').read_text() \
-        == '100000'
-    assert group.quota() == 0.5
+@pytest.mark.parametrize('version, cpus, created, lifted', [
+    ('v1', 0.5,
+     {'elastman/srv/cpu.cfs_quota_us': '50000',
+      'elastman/srv/cpu.cfs_period_us': '100000'},
+     {}),
+    ('v2', 1.5,     # the cpu controller enabled on the way down
+     {'cgroup.subtree_control': '+cpu',
+      'elastman/cgroup.subtree_control': '+cpu',
+      'elastman/srv/cpu.max': '150000 100000'},
+     {'elastman/srv/cpu.max': 'max 100000'}),
+], ids=['v1', 'v2'])
+def test_quota_set_lifted_and_removed(tmp_path, version, cpus, created,
+                                      lifted):
+    """``created``/``lifted``: the files below the root after create and
+    after set_quota(0).
+    """
+    root = tmp_path / 'cpu'
+    if version == 'v1':
+        fake_v1(root)
+    else:
+        fake_v2(root)
+        (root / 'elastman').mkdir()
+        (root / 'elastman/cgroup.subtree_control').write_text('')
+
+    def files(names):
+        return {name: (root / name).read_text() for name in names}
+    group = cgroups.CpuCgroup(version, str(root), 'elastman', 'srv')
+    group.create(cpus, 100000)
+    assert files(created) == created
+    assert group.quota() == cpus
     group.set_quota(0)
     assert group.quota() is None
+    assert files(lifted) == lifted
     assert group.wrapper()[:2] == ['/bin/sh', '-c']
     assert group.path + '/cgroup.procs' in group.wrapper()[2]
     group.remove()
     assert not group.exists()
     group.remove()      # idempotent
-
-
-def test_v2_quota_enables_controller(tmp_path):
-    root = fake_v2(tmp_path / 'unified')
-    (tmp_path / 'unified/elastman').mkdir()
-    (tmp_path / 'unified/elastman/cgroup.subtree_control').write_text('')
-    group = cgroups.CpuCgroup('v2', root, 'elastman', 'srv2')
-    group.create(1.5, 100000)
-    assert (tmp_path / 'unified/cgroup.subtree_control').read_text() == '+cpu'
-    assert (tmp_path / 'unified/elastman/cgroup.subtree_control').read_text() \
-        == '+cpu'
-    assert (tmp_path / 'unified/elastman/srv2/cpu.max').read_text() \
-        == '150000 100000'
-    assert group.quota() == 1.5
-    group.set_quota(0)
-    assert (tmp_path / 'unified/elastman/srv2/cpu.max').read_text() \
-        == 'max 100000'
-    group.remove()
-    assert not group.exists()
 
 
 def test_create_error_is_clear(tmp_path):

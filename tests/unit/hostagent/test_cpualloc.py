@@ -90,14 +90,23 @@ def test_slo_tenant_asks_fast_and_gives_back_slowly():
     assert t.request == 5
 
 
+def _host_vms(lc_vcpus: int, lc_used: float, be_cores: float,
+              be1_vcpus: int) -> dict[str, dict]:
+    """An LC VM and a BE VM on node 0, a BE VM on node 1 (of 8 cores
+    each), as HostAllocator.interval reads them: each VM's perf is its use.
+    """
+    def vm(vm_class: str, node: int, vcpus: int, cores: float,
+           used: float) -> dict:
+        return {'class': vm_class, 'node': node, 'vcpus': vcpus,
+                'cores': cores, 'used': used, 'perf': used}
+    return {'lc': vm('latency-critical', 0, lc_vcpus, 8, lc_used),
+            'be0': vm('best-effort', 0, 8, be_cores, be_cores),
+            'be1': vm('best-effort', 1, be1_vcpus, be_cores, be_cores)}
+
+
 def test_host_allocator_caps_best_effort_vms_per_node():
     alloc = cpualloc.HostAllocator({0: 8, 1: 8})
-    vms = {'lc': {'class': 'latency-critical', 'node': 0, 'vcpus': 6,
-                  'cores': 8, 'used': 5.5, 'perf': 5.5},
-           'be0': {'class': 'best-effort', 'node': 0, 'vcpus': 8,
-                   'cores': 2, 'used': 2, 'perf': 2},
-           'be1': {'class': 'best-effort', 'node': 1, 'vcpus': 4,
-                   'cores': 2, 'used': 2, 'perf': 2}}
+    vms = _host_vms(lc_vcpus=6, lc_used=5.5, be_cores=2, be1_vcpus=4)
     caps = alloc.interval(vms, {'lc': 'red'})
     assert caps['be0'] == pytest.approx(0.1)  # red LC: 8 cores of 8 asked
     assert 1.0 <= caps['be1'] <= 4.0          # nobody on node 1 needs more
@@ -106,12 +115,7 @@ def test_host_allocator_caps_best_effort_vms_per_node():
 
 def test_danger_between_intervals_takes_cores_from_that_node_only():
     alloc = cpualloc.HostAllocator({0: 8, 1: 8})
-    vms = {'lc': {'class': 'latency-critical', 'node': 0, 'vcpus': 4,
-                  'cores': 8, 'used': 3.5, 'perf': 3.5},
-           'be0': {'class': 'best-effort', 'node': 0, 'vcpus': 8,
-                   'cores': 4, 'used': 4, 'perf': 4},
-           'be1': {'class': 'best-effort', 'node': 1, 'vcpus': 8,
-                   'cores': 4, 'used': 4, 'perf': 4}}
+    vms = _host_vms(lc_vcpus=4, lc_used=3.5, be_cores=4, be1_vcpus=8)
     caps = alloc.interval(vms, {'lc': 'grey'})
     assert caps['be0'] == pytest.approx(4.0)          # LC asks 4 of 8
     hot = alloc.danger(['lc'])

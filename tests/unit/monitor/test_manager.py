@@ -11,6 +11,7 @@
 #    under the License.
 import threading
 import time
+from typing import Callable
 import uuid
 
 import pytest
@@ -190,32 +191,41 @@ def test_no_rpc_api():
     assert monitor_manager.MonitorManager.target is None
 
 
+class FakeBridge:
+    """A JMX bridge whose answer to each query is ``answer(pattern)``."""
+
+    timeout = 1.0
+
+    def __init__(self, answer: Callable[[str], list[dict]]) -> None:
+        self._answer = answer
+
+    def submit(self, host, port, pattern, attrs, ops, access=None):
+        return pattern
+
+    def result(self, pattern):
+        return self._answer(pattern)
+
+
 def test_jmx_reader_filters_keyspaces():
-    class Bridge:
-        timeout = 1.0
-
-        def submit(self, host, port, pattern, attrs, ops, access=None):
-            return pattern
-
-        def result(self, pattern):
-            if 'Queued' in pattern:
-                return [{'name': 'o.a.c.m:type=Client,name=Queued',
-                         'attrs': {'Count': 3}, 'ops': {'values': [1, 2]}}]
-            if 'MutationSize' in pattern:
-                return [{'name': 'x', 'attrs': {'Count': 4},
-                         'ops': {'values': [0, 4]}}]
-            return [
-                {'name': 'o.a.c.m:type=Table,keyspace=ks,scope=t,name=N',
-                 'attrs': {'Count': 10}, 'ops': {'values': [10, 0]}},
-                {'name': 'o.a.c.m:type=Table,keyspace=ks2,scope=t,name=N',
-                 'attrs': {'Count': 5}, 'ops': {'values': [0, 5]}},
-                {'name': 'o.a.c.m:type=Table,keyspace=system,scope=l,name=N',
-                 'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}},
-                {'name': 'o.a.c.m:type=Table,keyspace=elastman,scope=l,'
-                         'name=N',
-                 'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}}]
+    def answer(pattern):
+        if 'Queued' in pattern:
+            return [{'name': 'o.a.c.m:type=Client,name=Queued',
+                     'attrs': {'Count': 3}, 'ops': {'values': [1, 2]}}]
+        if 'MutationSize' in pattern:
+            return [{'name': 'x', 'attrs': {'Count': 4},
+                     'ops': {'values': [0, 4]}}]
+        return [
+            {'name': 'o.a.c.m:type=Table,keyspace=ks,scope=t,name=N',
+             'attrs': {'Count': 10}, 'ops': {'values': [10, 0]}},
+            {'name': 'o.a.c.m:type=Table,keyspace=ks2,scope=t,name=N',
+             'attrs': {'Count': 5}, 'ops': {'values': [0, 5]}},
+            {'name': 'o.a.c.m:type=Table,keyspace=system,scope=l,name=N',
+             'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}},
+            {'name': 'o.a.c.m:type=Table,keyspace=elastman,scope=l,'
+                     'name=N',
+             'attrs': {'Count': 99}, 'ops': {'values': [99, 0]}}]
     reader = jmx_source.JmxSource(None, frozenset({'system', 'elastman'}),
-                                  bridge=Bridge())
+                                  bridge=FakeBridge(answer))
     got = reader.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert got.reads == 15 and got.read_latency == [10, 5]
     assert got.write_size == [0, 4]
@@ -237,16 +247,10 @@ def test_sources_are_stevedore_drivers_chosen_by_configuration(conf):
 
 
 def test_jmx_failure_is_a_source_error():
-    class Bridge:
-        timeout = 1.0
-
-        def submit(self, host, port, pattern, attrs, ops, access=None):
-            return None
-
-        def result(self, future):
-            raise jmx.JmxError(where='127.0.0.1:7199',
-                               reason='connection refused')
-    source = jmx_source.JmxSource(None, frozenset(), bridge=Bridge())
+    def answer(pattern):
+        raise jmx.JmxError(where='127.0.0.1:7199',
+                           reason='connection refused')
+    source = jmx_source.JmxSource(None, frozenset(), bridge=FakeBridge(answer))
     with pytest.raises(sources.SourceError) as err:
         source.read(readings.Target('10.0.0.1', jmx_port=7199))
     assert 'connection refused' in str(err.value)
