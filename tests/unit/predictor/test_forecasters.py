@@ -100,8 +100,58 @@ def test_refits_are_bounded():
     for t in range(200, 400):
         fc.update(y[:t])
         fc.predict(1)
-    # every fit ends with one filter pass (the kept, low-memory state)
+    # every fit ends by taking up the window its forecast filters
     assert calls['fit'] == 40 and calls['refresh'] == 160 + 40
+
+
+ARIMAS = [arima.Arima100, arima.Arima110, arima.Arima011, arima.Arima200,
+          arima.Arima010]
+
+
+@pytest.mark.parametrize('cls', ARIMAS)
+def test_arima_forecast_is_statsmodels_forecast_of_the_window(cls):
+    y = synthetic.random_walk(n=300)
+    fc = cls(refit_interval=10)
+    fc.update(y[:250])
+    fc.update(y[:251])  # a steady round: the parameters of the fit
+    model = fc._model(y[251 - fc.window:251] / fc._scale)
+    model.ssm.initialize_approximate_diffuse()
+    want = model.filter(fc._params).forecast(10) * fc._scale
+    np.testing.assert_allclose(fc.predict(10), np.maximum(want, 0),
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize('cls', ARIMAS)
+def test_arima_steady_round_filters_once_and_estimates_nothing(
+        cls, monkeypatch):
+    built, fitted = [], []
+
+    class Counted(arima.ARIMA):
+        # every statsmodels model, the clones a forecast makes included
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+        def fit(self, **kwargs):
+            fitted.append(kwargs)
+            return super().fit(**kwargs)
+
+    monkeypatch.setattr(arima, 'ARIMA', Counted)
+    fc = cls(refit_interval=3)
+    y = synthetic.stationary_ar(n=300)
+    for t in range(200, 206):
+        before = len(built), len(fitted), fc.fits
+        fc.update(y[:t])
+        fc.predict(10)
+        fc.release()
+        models = len(built) - before[0]
+        fits = len(fitted) - before[1]
+        if fc.fits > before[2]:  # rounds 0 and 3: estimate, then filter
+            assert fits >= 1 and models == fits + 1
+            assert all(f['return_params'] for f in fitted[before[1]:])
+        else:  # one model: one filter pass, the forecast included
+            assert (models, fits) == (1, 0)
+    assert fc.fits == 2
 
 
 def test_refit_offsets_spread_over_series():
