@@ -154,6 +154,19 @@ def test_arima_steady_round_filters_once_and_estimates_nothing(
     assert fc.fits == 2
 
 
+@pytest.mark.parametrize('season', [None, 24])
+def test_holt_winters_forecast_is_statsmodels_forecast(season):
+    y = (synthetic.diurnal(n=24 * 10, period=24) if season
+         else synthetic.linear_ramp(200))
+    fc = seasonal.HoltWintersForecaster(seasonal_periods=[season or 500])
+    fc.update(y[:-2])
+    fc.update(y[:-1])  # a steady round: the recursion carried on
+    assert fc._season == season
+    np.testing.assert_allclose(fc.predict(10),
+                               np.maximum(fc._res.forecast(10), 0),
+                               rtol=1e-12)
+
+
 def test_refit_offsets_spread_over_series():
     e = ens.Ensemble(classes={'arima_100': arima.Arima100}, refit_interval=10)
     ages = {
