@@ -167,6 +167,20 @@ def test_holt_winters_forecast_is_statsmodels_forecast(season):
                                rtol=1e-12)
 
 
+def test_tree_forecast_is_the_checked_predict():
+    y = synthetic.random_walk(n=400)
+    fc = tree.RegressionTreeForecaster()
+    fc.update(y)
+    hist = list(y[-(fc.lags + 1):])
+    for _ in range(5):
+        h = np.asarray(hist[-(fc.lags + 1):])
+        row = np.append(np.diff(h) / fc._scale, (h[-1] - fc._mean) / fc._scale)
+        hist.append(h[-1] + fc._tree.predict(row.reshape(1, -1))[0]
+                    * fc._scale)
+    np.testing.assert_allclose(fc.predict(5), np.maximum(hist[-5:], 0),
+                               rtol=1e-12)
+
+
 def test_refit_offsets_spread_over_series():
     e = ens.Ensemble(classes={'arima_100': arima.Arima100}, refit_interval=10)
     ages = {
