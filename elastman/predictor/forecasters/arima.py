@@ -89,8 +89,8 @@ class ArimaForecaster(Forecaster):
         # affects the first few points of the window.
         model = self._model(np.r_[self._window, np.full(steps, np.nan)])
         model.ssm.initialize_approximate_diffuse()
-        res = model.filter(self._params, cov_type='none')
-        return np.asarray(res.forecasts[0, -steps:]) * self._scale
+        out = model.filter(self._params, return_ssm=True)  # no results
+        return np.asarray(out.forecasts[0, -steps:]) * self._scale
 
     def release(self) -> None:
         self._window = None  # parameters are kept; refresh takes the window
