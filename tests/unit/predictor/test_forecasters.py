@@ -14,11 +14,13 @@
 import numpy as np
 import pytest
 from stevedore import extension
+import threadpoolctl
 
 from elastman.common import exception
 from elastman.conf import predictor as predictor_conf
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
+from elastman.predictor.forecasters import base
 from elastman.predictor.forecasters import seasonal
 from elastman.predictor.forecasters import tree
 from tests.unit.predictor import synthetic
@@ -188,3 +190,21 @@ def test_refit_offsets_spread_over_series():
         for i in range(50)
     }
     assert len(ages) > 5
+
+
+def _blas_threads():
+    return {i['num_threads'] for i in threadpoolctl.threadpool_info()
+            if i['user_api'] == 'blas'}
+
+
+def test_blas_threads_capped_and_0_leaves_them():
+    before = _blas_threads()
+    try:
+        base.limit_blas_threads(0)
+        assert _blas_threads() == before
+        base.limit_blas_threads(1)
+        assert _blas_threads() == {1}
+    finally:
+        if before:
+            threadpoolctl.threadpool_limits(limits=max(before),
+                                            user_api='blas')
