@@ -148,8 +148,9 @@ predictor_opts = [
         'blas_threads',
         default=1,
         min=0,
-        help='Threads of the BLAS library (OpenBLAS, MKL) in the predictor '
-        'process, set when the predictor starts (threadpoolctl); 0 '
+        help='Threads of the BLAS library (OpenBLAS, MKL) in the process '
+        'that runs the predictor (every worker of it, when one process '
+        'runs several), set when the predictor starts (threadpoolctl); 0 '
         'leaves the library\'s default, one per core.  The forecasters\' '
         'matrices are small: more threads only spin, which more than '
         'doubled the CPU time of full estimations on a 2-core machine.',
