@@ -50,6 +50,7 @@ sys.path.insert(
 )
 
 from elastman.predictor import ensemble as ens  # noqa: E402
+from elastman.predictor.forecasters import base  # noqa: E402
 
 
 def synthetic_cluster(seed: int, n: int, period: float) -> dict:
@@ -79,8 +80,9 @@ def synthetic_cluster(seed: int, n: int, period: float) -> dict:
 
 
 def _worker(args: tuple) -> dict:
-    ids, history, rounds, period, names = args
-    os.environ.setdefault('OMP_NUM_THREADS', '1')
+    ids, history, rounds, period, names, blas_threads = args
+    # as the predictor worker does with [predictor] blas_threads
+    base.limit_blas_threads(blas_threads)
     day, week = int(86400 // period), int(7 * 86400 // period)
 
     def new():
@@ -165,6 +167,11 @@ def main(argv=None) -> int:
     )
     p.add_argument('--workers', type=int, default=2, help='processes')
     p.add_argument(
+        '--blas-threads', type=int, default=1,
+        help='BLAS threads per process, as [predictor] blas_threads '
+        '(default 1; 0: the library default, one per core)',
+    )
+    p.add_argument(
         '--forecasters', help='comma-separated plug-ins (default: all)'
     )
     a = p.parse_args(argv)
@@ -176,7 +183,8 @@ def main(argv=None) -> int:
     with multiprocessing.get_context('fork').Pool(a.workers) as pool:
         res = pool.map(
             _worker,
-            [(ids, history, a.rounds, a.period, names) for ids in parts],
+            [(ids, history, a.rounds, a.period, names, a.blas_threads)
+             for ids in parts],
         )
     total = time.perf_counter() - t0
     rounds = np.max(
@@ -201,7 +209,8 @@ def main(argv=None) -> int:
         'clusters=%d series=%d history=%d points period=%gs workers=%d cpus=%d'
         % (a.clusters, series, history, a.period, a.workers, os.cpu_count())
     )
-    print('load average before: %.1f' % load)
+    print('load average before: %.1f; BLAS threads per worker: %s'
+          % (load, a.blas_threads or 'library default'))
     print(
         'first round (all full fits): wall %.1f s, CPU %.1f s busiest '
         'worker, %.1f s total'

@@ -34,6 +34,7 @@ from oslo_log import log as logging
 from elastman.common import exception
 from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
+from elastman.predictor.forecasters import base as forecaster_base
 from elastman.predictor import history as history_mod
 from elastman.store import sharing
 
@@ -54,6 +55,7 @@ class PredictorManager(sharing.SharedManager):
     def __init__(self, conf, store=None,
                  ensemble: ensemble_mod.Ensemble | None = None) -> None:
         super().__init__(conf, store)
+        forecaster_base.limit_blas_threads(conf.predictor.blas_threads)
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
         self._last_bucket: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()

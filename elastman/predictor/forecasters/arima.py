@@ -36,7 +36,7 @@ class ArimaForecaster(Forecaster):
         super().__init__(**kwargs)
         p, d, q = self.order
         self.min_history = max(4, 2 * (p + d + q) + 2)
-        self._res = None
+        self._window: Optional[np.ndarray] = None
         self._params: Optional[np.ndarray] = None
 
     @property
@@ -51,40 +51,49 @@ class ArimaForecaster(Forecaster):
         # Scale to unit level so the optimiser sees well-conditioned numbers.
         self._scale = float(np.mean(np.abs(y))) or 1.0
         model = self._model(y / self._scale)
+        # Only the parameters: the results object would cost a Kalman
+        # smoother pass that nothing reads.
         try:
             # Closed-form estimators: a few ms, where the default numerical
             # MLE can take 100 ms on a series with a level shift.
-            res = model.fit(
+            params = model.fit(
                 method='burg' if self.order[2] == 0 else 'hannan_rissanen',
-                cov_type='none',
+                return_params=True,
             )
         except Exception:
             # e.g. a non-invertible first stage: fall back to MLE
-            res = model.fit(cov_type='none')
-        if not np.all(np.isfinite(res.params)):
+            params = model.fit(return_params=True)
+        params = np.asarray(params, dtype=float)
+        if not np.all(np.isfinite(params)):
             raise ForecastError('%s: non-finite parameters' % self.name)
-        # Keep only what forecasting needs: a low-memory filter pass with
-        # the estimated parameters (the full fit results are ~0.3 MB).
-        self._res = None
-        self._params = res.params
+        self._params = params
         self._refresh(y)
 
     def _refresh(self, y: np.ndarray) -> None:
         if self._params is None:
             self._fit(y)
             return
-        # Same parameters on the new window: one Kalman filter pass, no
-        # estimation.  An approximately diffuse start skips the stationary
-        # (Lyapunov) initialisation, which dominates the cost near a unit root
-        # and only affects the first few points of the window.
-        model = self._model(y / self._scale)
+        # Same parameters on the new window: :meth:`_predict` runs one Kalman
+        # filter pass, no estimation.
+        self._window = y / self._scale
+
+    def _predict(self, steps: int) -> np.ndarray:
+        if self._window is None:
+            raise ForecastError('%s is not fitted' % self.name)
+        # One filter pass over the window followed by ``steps`` missing
+        # points: the filter's predictions of the missing points are the
+        # multi-step forecast, what ``results.forecast(steps)`` answers,
+        # without the second model it builds for the extension.  An
+        # approximately diffuse start skips the stationary (Lyapunov)
+        # initialisation, which dominates the cost near a unit root and only
+        # affects the first few points of the window.
+        model = self._model(np.r_[self._window, np.full(steps, np.nan)])
         model.ssm.initialize_approximate_diffuse()
-        self._res = model.filter(
-            self._params, cov_type='none', low_memory=True
-        )
+        out = model.filter(self._params, return_ssm=True)  # no results
+        return np.asarray(out.forecasts[0, -steps:]) * self._scale
 
     def release(self) -> None:
-        self._res = None  # parameters are kept; refresh re-filters
+        self._window = None  # parameters are kept; refresh takes the window
 
     def _state(self) -> Optional[Dict[str, Any]]:
         if self._params is None:
@@ -100,12 +109,7 @@ class ArimaForecaster(Forecaster):
         if params.shape != (p + q + 2,) or not np.all(np.isfinite(params)) \
                 or not np.isfinite(scale) or scale <= 0:
             raise ValueError('%s: bad parameters' % self.name)
-        self._params, self._scale, self._res = params, scale, None
-
-    def _predict(self, steps: int) -> np.ndarray:
-        if self._res is None:
-            raise ForecastError('%s is not fitted' % self.name)
-        return np.asarray(self._res.forecast(steps)) * self._scale
+        self._params, self._scale, self._window = params, scale, None
 
 
 class Arima100(ArimaForecaster):

@@ -27,6 +27,7 @@ import warnings
 from typing import Any, Dict, Iterator, Optional, Sequence
 
 import numpy as np
+import threadpoolctl
 
 
 class ForecastError(Exception):
@@ -49,6 +50,18 @@ def unpack(text: str) -> np.ndarray:
     if len(raw) % 8:
         raise ValueError('not a packed float array')
     return np.frombuffer(raw, dtype='<f8').copy()
+
+
+def limit_blas_threads(threads: int) -> None:
+    """Cap the BLAS thread pools of this process at ``threads`` (0: leave
+    the library's default, a thread per core).
+
+    The forecasters' linear algebra is on small matrices: extra BLAS threads
+    only spin between calls, which more than doubles the CPU time of a full
+    estimation when the cores are shared.
+    """
+    if threads > 0:
+        threadpoolctl.threadpool_limits(limits=threads, user_api='blas')
 
 
 @contextlib.contextmanager

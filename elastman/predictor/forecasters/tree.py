@@ -89,9 +89,11 @@ class RegressionTreeForecaster(Forecaster):
             row = np.append(
                 np.diff(h) / self._scale, (h[-1] - self._mean) / self._scale
             )
+            # The tree's own dtype and layout: its input checks skipped
+            x = np.ascontiguousarray(row.reshape(1, -1), dtype=np.float32)
             nxt = (
                 h[-1]
-                + float(self._tree.predict(row.reshape(1, -1))[0])
+                + float(self._tree.predict(x, check_input=False)[0])
                 * self._scale
             )
             hist.append(nxt)

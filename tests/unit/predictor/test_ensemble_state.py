@@ -58,6 +58,38 @@ def test_restarted_ensemble_goes_on_without_estimating():
                                        b.predictions[name], rtol=1e-9)
 
 
+def test_restarted_ensemble_refits_when_the_original_would():
+    y = synthetic.diurnal(24 * 12, period=24)
+    e = _ensemble()
+    for end in range(200, 203):
+        e.predict(KEY, y[:end])
+    state, fitted = _round_trip(e)
+    again = _ensemble()
+    again.load_state(KEY, state, fitted)
+    arima = {'arima_100', 'arima_110', 'arima_011', 'arima_200', 'arima_010'}
+
+    def fits(ens_):
+        return {n: fc.fits for n, fc in ens_.series(KEY).forecasters.items()
+                if n in arima}
+
+    base = [fits(e), fits(again)]
+    for end in range(203, 212):  # two refit intervals of 4 rounds
+        a = e.predict(KEY, y[:end])
+        b = again.predict(KEY, y[:end])
+        now = [fits(e), fits(again)]
+        refitted = [{n for n in arima if now[i][n] > base[i][n]}
+                    for i in (0, 1)]
+        # the stored refit phase: the same rounds estimate, the others only
+        # filter with the parameters kept in memory
+        assert refitted[0] == refitted[1]
+        assert refitted[0] in (set(), arima)
+        base = now
+        for name in arima | {'holt_winters'}:
+            np.testing.assert_allclose(a.predictions[name],
+                                       b.predictions[name], rtol=1e-9)
+    assert all(k == 2 for k in fits(again).values())
+
+
 def test_large_state_only_after_a_full_fit():
     y = synthetic.diurnal(24 * 12, period=24)
     e = _ensemble()

@@ -14,11 +14,13 @@
 import numpy as np
 import pytest
 from stevedore import extension
+import threadpoolctl
 
 from elastman.common import exception
 from elastman.conf import predictor as predictor_conf
 from elastman.predictor import ensemble as ens
 from elastman.predictor.forecasters import arima
+from elastman.predictor.forecasters import base
 from elastman.predictor.forecasters import seasonal
 from elastman.predictor.forecasters import tree
 from tests.unit.predictor import synthetic
@@ -100,8 +102,85 @@ def test_refits_are_bounded():
     for t in range(200, 400):
         fc.update(y[:t])
         fc.predict(1)
-    # every fit ends with one filter pass (the kept, low-memory state)
+    # every fit ends by taking up the window its forecast filters
     assert calls['fit'] == 40 and calls['refresh'] == 160 + 40
+
+
+ARIMAS = [arima.Arima100, arima.Arima110, arima.Arima011, arima.Arima200,
+          arima.Arima010]
+
+
+@pytest.mark.parametrize('cls', ARIMAS)
+def test_arima_forecast_is_statsmodels_forecast_of_the_window(cls):
+    y = synthetic.random_walk(n=300)
+    fc = cls(refit_interval=10)
+    fc.update(y[:250])
+    fc.update(y[:251])  # a steady round: the parameters of the fit
+    model = fc._model(y[251 - fc.window:251] / fc._scale)
+    model.ssm.initialize_approximate_diffuse()
+    want = model.filter(fc._params).forecast(10) * fc._scale
+    np.testing.assert_allclose(fc.predict(10), np.maximum(want, 0),
+                               rtol=1e-9)
+
+
+@pytest.mark.parametrize('cls', ARIMAS)
+def test_arima_steady_round_filters_once_and_estimates_nothing(
+        cls, monkeypatch):
+    built, fitted = [], []
+
+    class Counted(arima.ARIMA):
+        # every statsmodels model, the clones a forecast makes included
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+        def fit(self, **kwargs):
+            fitted.append(kwargs)
+            return super().fit(**kwargs)
+
+    monkeypatch.setattr(arima, 'ARIMA', Counted)
+    fc = cls(refit_interval=3)
+    y = synthetic.stationary_ar(n=300)
+    for t in range(200, 206):
+        before = len(built), len(fitted), fc.fits
+        fc.update(y[:t])
+        fc.predict(10)
+        fc.release()
+        models = len(built) - before[0]
+        fits = len(fitted) - before[1]
+        if fc.fits > before[2]:  # rounds 0 and 3: estimate, then filter
+            assert fits >= 1 and models == fits + 1
+            assert all(f['return_params'] for f in fitted[before[1]:])
+        else:  # one model: one filter pass, the forecast included
+            assert (models, fits) == (1, 0)
+    assert fc.fits == 2
+
+
+@pytest.mark.parametrize('season', [None, 24])
+def test_holt_winters_forecast_is_statsmodels_forecast(season):
+    y = (synthetic.diurnal(n=24 * 10, period=24) if season
+         else synthetic.linear_ramp(200))
+    fc = seasonal.HoltWintersForecaster(seasonal_periods=[season or 500])
+    fc.update(y[:-2])
+    fc.update(y[:-1])  # a steady round: the recursion carried on
+    assert fc._season == season
+    np.testing.assert_allclose(fc.predict(10),
+                               np.maximum(fc._res.forecast(10), 0),
+                               rtol=1e-12)
+
+
+def test_tree_forecast_is_the_checked_predict():
+    y = synthetic.random_walk(n=400)
+    fc = tree.RegressionTreeForecaster()
+    fc.update(y)
+    hist = list(y[-(fc.lags + 1):])
+    for _ in range(5):
+        h = np.asarray(hist[-(fc.lags + 1):])
+        row = np.append(np.diff(h) / fc._scale, (h[-1] - fc._mean) / fc._scale)
+        hist.append(h[-1] + fc._tree.predict(row.reshape(1, -1))[0]
+                    * fc._scale)
+    np.testing.assert_allclose(fc.predict(5), np.maximum(hist[-5:], 0),
+                               rtol=1e-12)
 
 
 def test_refit_offsets_spread_over_series():
@@ -111,3 +190,21 @@ def test_refit_offsets_spread_over_series():
         for i in range(50)
     }
     assert len(ages) > 5
+
+
+def _blas_threads():
+    return {i['num_threads'] for i in threadpoolctl.threadpool_info()
+            if i['user_api'] == 'blas'}
+
+
+def test_blas_threads_capped_and_0_leaves_them():
+    before = _blas_threads()
+    try:
+        base.limit_blas_threads(0)
+        assert _blas_threads() == before
+        base.limit_blas_threads(1)
+        assert _blas_threads() == {1}
+    finally:
+        if before:
+            threadpoolctl.threadpool_limits(limits=max(before),
+                                            user_api='blas')
