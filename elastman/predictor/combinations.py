@@ -39,6 +39,11 @@ what happened. The combinations:
 ``hedge``
     per lead, exponentially weighted averaging (Hedge) over the same
     candidates: weight ``exp(-eta * discounted error)``.
+
+For ``select`` and ``hedge`` the point's candidates are judged by default
+on their errors at each lead (``point_scope``), the peak's on one loss
+pooled over the leads (``scope``: after a change the short leads tell
+first); a point is never above the peak of the steps up to it.
 """
 
 from __future__ import annotations
@@ -404,19 +409,23 @@ class Select(Combination):
 
     :param discount: factor applied to the errors at each new point (the
         memory is about ``1 / (1 - discount)`` points).
+    :param scope: how the peak's candidates are judged (:data:`SCOPES`).
+    :param point_scope: how the point's candidates are judged.
     """
 
     name = 'select'
     EXTRA = ('mean', 'median')
 
     def __init__(self, names: Sequence[str], discount: float = 0.8,
-                 scope: str = 'pooled', **_: Any) -> None:
+                 scope: str = 'pooled', point_scope: str = 'lead',
+                 **_: Any) -> None:
         super().__init__(names)
         if not 0.0 < discount <= 1.0:
             raise ValueError('discount must be in (0, 1]')
-        if scope not in SCOPES:
+        if scope not in SCOPES or point_scope not in SCOPES:
             raise ValueError('scope must be one of %s' % (SCOPES,))
         self.scope = scope
+        self.point_scope = point_scope
         self.candidates = list(self.EXTRA) + self.names
         self.point = _LeadLosses(len(self.candidates), discount)
         self.peak = _LeadLosses(len(self.candidates), discount)
@@ -441,35 +450,39 @@ class Select(Combination):
     def learn(self, matured: Sequence[Matured]) -> List[str]:
         if not matured:
             return []
-        if self.scope != 'lead':
+        self._learn(matured, 'point', 'actual', self.point_scope,
+                    self.point, self.point_all)
+        self._learn(matured, 'peak', 'actual_peak', self.scope,
+                    self.peak, self.peak_all)
+        return []
+
+    def _learn(self, matured: Sequence[Matured], key: str, actual: str,
+               scope: str, lead: _LeadLosses, pooled: _LeadLosses) -> None:
+        """Add the matured forecasts' errors of ``key`` (point or peak)
+        against ``actual`` to the tables its ``scope`` uses.
+        """
+        err = np.array([relative_errors(self._extend(getattr(m, key)),
+                                        getattr(m, actual))
+                        for m in matured])
+        if scope != 'lead':
             # one loss for every lead: the errors of all the forecasts the
             # point matured, the one made k rounds ago weighing 1/k (after
             # a change the short leads tell first)
             w = np.array([1.0 / (m.lead + 1) for m in matured])
-            for table, key, actual in ((self.point_all, 'point', 'actual'),
-                                       (self.peak_all, 'peak',
-                                        'actual_peak')):
-                err = np.array([relative_errors(
-                    self._extend(getattr(m, key)), getattr(m, actual))
-                    for m in matured])
-                err = np.where(np.isfinite(err), err, MAX_ERROR)
-                table.age()
-                table.add(0, np.average(err, axis=0, weights=w))
-        if self.scope != 'pooled':
-            self.point.age()
-            self.peak.age()
-            for m in matured:
-                self.point.add(m.lead, relative_errors(
-                    self._extend(m.point), m.actual))
-                self.peak.add(m.lead, relative_errors(
-                    self._extend(m.peak), m.actual_peak))
-        return []
+            pooled.age()
+            pooled.add(0, np.average(np.where(np.isfinite(err), err,
+                                              MAX_ERROR), axis=0, weights=w))
+        if scope != 'pooled':
+            lead.age()
+            for m, e in zip(matured, err):
+                lead.add(m.lead, e)
 
-    def _loss(self, lead: _LeadLosses, pooled: _LeadLosses,
-              steps: int) -> np.ndarray:
-        if self.scope == 'lead':
+    @staticmethod
+    def _loss(lead: _LeadLosses, pooled: _LeadLosses, steps: int,
+              scope: str) -> np.ndarray:
+        if scope == 'lead':
             return lead.at(steps)
-        if self.scope == 'pooled':
+        if scope == 'pooled':
             return pooled.at(steps)
         return lead.at(steps) + pooled.at(steps)
 
@@ -492,11 +505,15 @@ class Select(Combination):
         pc = self._extend(paths)
         kc = self._extend(_running_peak(paths))
         values, _ = self._mix(pc, self._loss(self.point, self.point_all,
-                                             steps))
-        peak, w = self._mix(kc, self._loss(self.peak, self.peak_all, steps))
+                                             steps, self.point_scope))
+        peak, w = self._mix(kc, self._loss(self.peak, self.peak_all, steps,
+                                           self.scope))
         last = w[:, -1]
         chosen = self.candidates[int(np.argmax(last))]
-        return Combined(values, np.fmax.accumulate(peak), chosen,
+        peak = np.fmax.accumulate(peak)
+        # a point is no higher than the peak of the steps up to it
+        values = np.fmin(values, peak)
+        return Combined(values, peak, chosen,
                         self._forecaster_weights(last, paths))
 
     def _forecaster_weights(self, w: np.ndarray, paths: np.ndarray
@@ -511,13 +528,15 @@ class Select(Combination):
 
     def to_dict(self) -> Dict[str, Any]:
         return {'candidates': self.candidates, 'scope': self.scope,
+                'point_scope': self.point_scope,
                 'point': self.point.to_dict(), 'peak': self.peak.to_dict(),
                 'point_all': self.point_all.to_dict(),
                 'peak_all': self.peak_all.to_dict()}
 
     def load(self, data: Mapping[str, Any]) -> None:
         if list(data.get('candidates', [])) != self.candidates or \
-                data.get('scope', 'lead') != self.scope:
+                data.get('scope', 'lead') != self.scope or \
+                data.get('point_scope', self.scope) != self.point_scope:
             return  # another pool or scope: start again
         self.point.load(data['point'])
         self.peak.load(data['peak'])
@@ -536,8 +555,8 @@ class Hedge(Select):
 
     def __init__(self, names: Sequence[str], discount: float = 0.8,
                  eta: float = 20.0, scope: str = 'pooled',
-                 **kwargs: Any) -> None:
-        super().__init__(names, discount, scope, **kwargs)
+                 point_scope: str = 'lead', **kwargs: Any) -> None:
+        super().__init__(names, discount, scope, point_scope, **kwargs)
         self.eta = float(eta)
 
     def _mix(self, cands: np.ndarray, loss: np.ndarray

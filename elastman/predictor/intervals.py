@@ -18,8 +18,14 @@ next ``k + 1`` steps.  It is the peak forecast times a factor learnt per lead
 ``k`` from how earlier peak forecasts at that lead turned out.
 
 The factor is conformal: the score of a matured forecast is the log ratio of
-the actual peak to the forecast peak, and the factor is the exponential of
-the ``level`` quantile of the last ``window`` scores at that lead. Because
+the actual peak to the forecast peak (scale-free, so scores of a quiet
+period hold for a busy one), and the factor is the exponential of the
+split-conformal ``level`` quantile of the last ``window`` scores at that
+lead: of ``n`` scores, the ``ceil((n + 1) * level)``-th smallest. While a
+lead has too few scores for that rank (fewer than 9 at 0.9; a lead of ``k``
+steps has its first score only ``k + 1`` rounds after the first forecast),
+its factor is the largest score it has seen (before its first score, the
+shorter lead's). Because
 workloads change regime, the quantile's level is adapted online as in
 Adaptive Conformal Inference (Gibbs and Candès, 2021): after each matured
 forecast it moves up by ``gamma * level`` on a miss (the actual peak above
@@ -30,14 +36,29 @@ stretch the bound is exceeded in about ``1 - level`` of the rounds.
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 import numpy as np
 
 #: Peaks below this are clipped before taking logs (an idle series).
 _TINY = 1e-6
-#: Scores needed at a lead before its own window is trusted.
+#: Scores needed at a lead before its level is adapted.
 MIN_SCORES = 10
+
+
+def conformal_rank(n: int, level: float) -> Optional[int]:
+    """Rank (1 = smallest) of the split-conformal ``level`` quantile of
+    ``n`` scores: ``ceil((n + 1) * level)``, or None when that is above
+    ``n`` (too few scores to bound at this level).
+
+    With exchangeable scores, a new score is at or below the score of that
+    rank with probability at least ``level``.
+    """
+    if n <= 0:
+        return None
+    rank = max(1, int(math.ceil((n + 1) * min(max(level, 0.0), 1.0)
+                                - 1e-9)))
+    return rank if rank <= n else None
 
 
 class PeakQuantile:
@@ -49,7 +70,7 @@ class PeakQuantile:
     :param initial: log factor used before any score (0.1: 10% above).
     """
 
-    def __init__(self, level: float = 0.9, window: int = 100,
+    def __init__(self, level: float = 0.9, window: int = 400,
                  gamma: float = 0.005, initial: float = 0.1) -> None:
         if not 0.0 < level < 1.0:
             raise ValueError('level must be in (0, 1)')
@@ -86,26 +107,29 @@ class PeakQuantile:
         out = np.empty(n)
         filled = np.minimum(self._count, self.window)
         ordered = np.sort(self._scores, axis=1)  # NaNs last
-        fallback = self.initial
+        shorter = self.initial
         for k in range(n):
-            if filled[k] >= MIN_SCORES:
-                q = 1.0 - self._alpha[k]
-                if q >= 1.0:  # every recent score must be covered
-                    out[k] = float(ordered[k, filled[k] - 1]) + 0.01
-                else:
-                    pos = max(q, 0.0) * (filled[k] - 1)
-                    lo = int(math.floor(pos))
-                    hi = min(lo + 1, filled[k] - 1)
-                    out[k] = float(ordered[k, lo] + (pos - lo)
-                                   * (ordered[k, hi] - ordered[k, lo]))
-            elif k < len(self._stored):
-                out[k] = self._stored[k]
-            else:
-                # a lead with too few scores yet: the longest one known
-                out[k] = fallback
-            fallback = out[k]
+            stored = self._stored[k] if k < len(self._stored) else None
+            out[k] = self._lead_theta(ordered[k, :filled[k]],
+                                      1.0 - self._alpha[k], stored, shorter)
+            shorter = out[k]
         self._theta_cache = out
         return out[:leads]
+
+    @staticmethod
+    def _lead_theta(ordered: np.ndarray, level: float,
+                    stored: Optional[float], shorter: float) -> float:
+        """The factor of one lead from its sorted scores.
+
+        With too few scores for the level: the factor a restarted predictor
+        stored, else the largest score seen, else the shorter lead's factor.
+        """
+        rank = conformal_rank(ordered.size, level)
+        if rank is not None:
+            return float(ordered[rank - 1])
+        if stored is not None:
+            return stored
+        return float(ordered[-1]) if ordered.size else shorter
 
     def learn(self, lead: int, predicted_peak: float,
               actual_peak: float) -> bool:

@@ -82,9 +82,29 @@ def test_select_follows_the_best_candidate_per_lead():
     assert last.chosen in ('near', 'far', 'mean', 'median')
     assert sum(last.weights.values()) == pytest.approx(1.0)
     # pooled over the leads, one candidate serves every lead
-    pooled = _feed('select', paths_of, [100.0] * 30, scope='pooled')[-1]
+    pooled = _feed('select', paths_of, [100.0] * 30, scope='pooled',
+                   point_scope='pooled')[-1]
     assert pooled.values.tolist() in ([100.0, 130.0], [130.0, 100.0],
                                       [115.0, 115.0])
+
+
+def test_by_default_the_point_per_lead_and_the_peak_pooled():
+    # 'near' is right about the next point, 'far' about the one after; the
+    # peak of the next two points is 100, which 'near' overshoots at lead 1
+    # and 'far' at lead 0
+    def paths_of(t):
+        return {'near': [100.0, 130.0], 'far': [130.0, 100.0]}
+
+    for rule in ('select', 'hedge'):
+        last = _feed(rule, paths_of, [100.0] * 30)[-1]
+        # the point: each lead from the candidate right at that lead
+        assert last.values.tolist() == pytest.approx([100.0, 100.0],
+                                                     abs=0.5), rule
+        # the peak: one candidate (or mix) for every lead, so the peak path
+        # is that of a single candidate, not 100 at both leads
+        assert last.peak[1] > 110.0, rule
+        # and no point above the peak of the steps up to it
+        assert np.all(last.values <= last.peak), rule
 
 
 def test_select_prefers_the_mean_when_errors_cancel():
@@ -133,21 +153,29 @@ def test_state_round_trip_and_a_changed_pool():
     data = json.loads(json.dumps(comb.to_dict()))
     again = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b']))
     again.load(data)
-    assert again.combination.point_all.loss.size > 0
-    assert np.allclose(again.combination.point_all.loss,
-                       comb.combination.point_all.loss, atol=1e-4)
+    assert again.combination.point.loss.size > 0
+    assert np.allclose(again.combination.point.loss,
+                       comb.combination.point.loss, atol=1e-4)
+    assert np.allclose(again.combination.peak_all.loss,
+                       comb.combination.peak_all.loss, atol=1e-4)
     # another pool of forecasters: what was learnt does not apply
     other = ens.Combiner(['a', 'c'], cb.make('select', ['a', 'c']))
     other.load(data)
-    assert other.combination.point_all.loss.size == 0
+    assert other.combination.point.loss.size == 0
     # another scope: neither
     lead = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b'],
                                             scope='lead'))
     lead.load(data)
-    assert lead.combination.point_all.loss.size == 0
+    assert lead.combination.peak_all.loss.size == 0
+    point = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b'],
+                                             point_scope='both'))
+    point.load(data)
+    assert point.combination.point.loss.size == 0
+    assert point.combination.peak_all.loss.size == 0
     with pytest.raises(ValueError):
         again.combination.load({'candidates': again.combination.candidates,
                                 'scope': again.combination.scope,
+                                'point_scope': again.combination.point_scope,
                                 'point': {'loss': [[1.0]], 'count': [1.0]},
                                 'peak': {'loss': [[1.0]], 'count': [1.0]}})
 
@@ -159,3 +187,5 @@ def test_unknown_rule_and_bad_options():
         cb.make('select', ['a'], discount=0.0)
     with pytest.raises(ValueError, match='scope'):
         cb.make('hedge', ['a'], scope='everywhere')
+    with pytest.raises(ValueError, match='scope'):
+        cb.make('select', ['a'], point_scope='everywhere')

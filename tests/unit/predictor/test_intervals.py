@@ -104,3 +104,38 @@ def test_ensemble_forecasts_carry_a_calibrated_bound():
     again.load_state('k', state)
     assert again.series('k').quantile.theta(6) == pytest.approx(
         e.series('k').quantile.theta(6), abs=1e-5)
+
+
+def test_conformal_rank_covers_exchangeable_draws():
+    # of n + 1 exchangeable scores, the last is at or below the first n's
+    # score of that rank in at least `level` of the draws (exactly
+    # rank / (n + 1) in expectation)
+    rng = np.random.default_rng(7)
+    for n in (9, 19, 50):
+        rank = intervals.conformal_rank(n, 0.9)
+        draws = rng.lognormal(0.0, 0.5, size=(20000, n + 1))
+        bound = np.sort(draws[:, :n], axis=1)[:, rank - 1]
+        cover = np.mean(draws[:, n] <= bound)
+        assert cover >= 0.9 - 0.005, (n, cover)
+        assert cover == pytest.approx(rank / (n + 1), abs=0.01)
+    assert intervals.conformal_rank(8, 0.9) is None
+    assert intervals.conformal_rank(9, 0.9) == 9
+    assert intervals.conformal_rank(0, 0.5) is None
+
+
+def test_few_scores_use_the_largest_seen_then_the_rank():
+    q = intervals.PeakQuantile(0.9, gamma=0.0)
+    for score in (0.05, 0.2, 0.1):  # 3 scores: too few for rank 0.9
+        q.learn(0, 100.0, 100.0 * np.exp(score))
+    assert q.theta(1)[0] == pytest.approx(0.2, abs=1e-6)
+    # a longer lead with one small score: its own largest, but its bound
+    # is not below the shorter lead's (the peak of more steps is no lower)
+    q.learn(1, 100.0, 100.0 * np.exp(0.01))
+    assert q.theta(2)[1] == pytest.approx(0.01, abs=1e-6)
+    up = q.upper([100.0, 100.0])
+    assert up[1] == pytest.approx(up[0]) == pytest.approx(100 * np.exp(0.2))
+    # with 20 scores the lead's own rank: the 19th smallest (ceil(21 x 0.9))
+    scores = np.r_[0.01, np.linspace(0.0, 0.018, 19)]
+    for score in scores[1:]:
+        q.learn(1, 100.0, 100.0 * np.exp(score))
+    assert q.theta(2)[1] == pytest.approx(np.sort(scores)[18], abs=1e-6)
