@@ -19,7 +19,11 @@ resumes with :meth:`ModelRegistry.from_state`.
 
 Models: one per VM and one per flavour (the cells of the flavour's VMs pooled
 by cell). A VM is answered by its own model once that has ``min_cells``
-labelled cells of both labels, otherwise by its flavour's model.
+labelled cells of both labels, otherwise by its flavour's model. Where
+neither has a boundary and both have only met the SLO, the flavour's answers
+too: its pooled cells reach at least as far as the VM's own, so a VM that
+joined at a low load is not held to the little it has served yet (its
+siblings of the same flavour served more within the SLO).
 
 State in pieces: a registry tells what changed since it was last saved
 (:meth:`ModelRegistry.changes`): the cells the samples touched, one summary
@@ -393,7 +397,9 @@ class ModelRegistry:
         flav = self.flavor_model(self.nodes[node_id])
         if own is not None and own.two_class and own.n_cells >= self.params.min_cells:
             return own, VM
-        if flav is not None and flav.two_class:
+        if flav is not None and (flav.two_class or (
+                flav.kind == model_mod.ALL_MET
+                and (own is None or own.kind in (model_mod.ALL_MET, model_mod.EMPTY)))):
             return flav, FLAVOR
         if own is not None and own.kind != model_mod.EMPTY:
             return own, VM

@@ -14,6 +14,7 @@ import datetime
 
 import pytest
 
+from elastman.capacity import capacity as cap_mod
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
 from elastman.capacity import serialization as ser
@@ -61,6 +62,27 @@ def test_new_vm_uses_flavour_model_until_it_has_enough_cells():
     assert est.source == 'flavor'
     assert est.capacity == pytest.approx(syn.SyntheticVM().capacity(0.5, 2048), rel=0.1)
     assert reg.model_for('vm-1')[1] == 'vm'
+
+
+def test_vm_that_only_met_at_a_low_load_is_answered_by_its_flavour():
+    """A VM that joined at a low load and its sibling that served more, both
+    within the SLO: the flavour's one-class model reaches further, so it
+    answers for the newcomer.
+    """
+    vm = syn.SyntheticVM()
+    reg = ModelRegistry('c1', P)
+    for node, rate in (('old', 3000.0), ('new', 500.0)):
+        reg.register_node(node, 'm1')
+        for ts in range(300):
+            assert reg.add_sample(syn.sample(vm, rate, rate / 4, 1024, ts, node=node))
+    reg.refit(900)
+    assert reg.vm_model('new').kind == 'all_met'
+    model, source = reg.model_for('new')
+    assert source == 'flavor' and model.kind == 'all_met'
+    own = cap_mod.capacity(reg.vm_model('new'), [2000, 500, 1024])
+    pooled = reg.capacity('new', [2000, 500, 1024])
+    assert pooled.bound == own.bound == cap_mod.LOWER
+    assert pooled.seen > 2 * own.seen
 
 
 def test_versions_bump_only_on_change():
