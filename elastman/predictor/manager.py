@@ -28,6 +28,7 @@ import json
 import math
 import threading
 import time
+from typing import Any
 
 from oslo_log import log as logging
 
@@ -58,6 +59,8 @@ class PredictorManager(sharing.SharedManager):
         forecaster_base.limit_blas_threads(conf.predictor.blas_threads)
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
         self._last_bucket: dict[tuple[str, str], float] = {}
+        #: the version this worker last wrote of each stored document
+        self._versions: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
 
     @property
@@ -95,6 +98,8 @@ class PredictorManager(sharing.SharedManager):
                 for metric in METRICS:
                     self.ensemble.forget((cluster_id, metric))
                     self._last_bucket.pop((cluster_id, metric), None)
+                    for scope in (STATE_SCOPE, FITTED_SCOPE):
+                        self._versions.pop((scope, '%s/%s' % (cluster_id, metric)), None)
         self.each_cluster(clusters, mine,
                           lambda c: self.predict_cluster(c, now), 'forecast')
 
@@ -141,19 +146,28 @@ class PredictorManager(sharing.SharedManager):
                                          upper=forecast.upper,
                                          quantile=forecast.level,
                                          peak=forecast.peak)
-                self.store.models.save(
-                    STATE_SCOPE, '%s/%s' % key,
-                    json.dumps(self.ensemble.state(key)).encode(),
-                    params={'last_bucket': end})
-                self.store.models.prune(STATE_SCOPE, '%s/%s' % key, 2)
+                self._save(STATE_SCOPE, key, self.ensemble.state(key), end)
                 fitted = self.ensemble.fitted_state(key)
                 if fitted is not None:
-                    self.store.models.save(
-                        FITTED_SCOPE, '%s/%s' % key,
-                        json.dumps(fitted).encode(),
-                        params={'last_bucket': end})
-                    self.store.models.prune(FITTED_SCOPE, '%s/%s' % key, 2)
+                    self._save(FITTED_SCOPE, key, fitted, end)
         return forecasts
+
+    def _save(self, scope: str, key: tuple[str, str], document: Any,
+              end: float) -> None:
+        """Store the next version of a series' document and drop the ones
+        before the previous: a plain write and a delete, since this worker
+        holds the cluster's lease and remembers the version it wrote last
+        (read once per series and process).
+        """
+        name = '%s/%s' % key
+        last = self._versions.get((scope, name))
+        if last is None:
+            last = self.store.models.latest_version(scope, name)
+        version = self.store.models.put(scope, name, last + 1,
+                                        json.dumps(document).encode(),
+                                        params={'last_bucket': end})
+        self._versions[(scope, name)] = version
+        self.store.models.prune(scope, name, 2, latest=version)
 
     def _load_state(self, key: tuple[str, str]) -> None:
         if key in self._last_bucket or key in self.ensemble.keys():
@@ -164,13 +178,17 @@ class PredictorManager(sharing.SharedManager):
             return
         fitted = None
         try:
-            fitted = json.loads(self.store.models.get(
-                FITTED_SCOPE, '%s/%s' % key)['payload'])
+            fitted_row = self.store.models.get(FITTED_SCOPE, '%s/%s' % key)
+            fitted = json.loads(fitted_row['payload'])
+            if fitted_row.get('version') is not None:
+                self._versions[(FITTED_SCOPE, '%s/%s' % key)] = int(fitted_row['version'])
         except exception.NotFound:
             pass
         except ValueError as exc:   # the forecasters estimate again
             LOG.warning('Ignoring the stored fitted state of %s/%s: %s',
                         key[0], key[1], exc)
         self.ensemble.load_state(key, json.loads(row['payload']), fitted)
+        if row.get('version') is not None:
+            self._versions[(STATE_SCOPE, '%s/%s' % key)] = int(row['version'])
         self._last_bucket[key] = row['params'].get('last_bucket')
         LOG.info('predictor state of %s/%s restored', *key)

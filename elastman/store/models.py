@@ -41,6 +41,23 @@ class ModelRepository(base.Repository):
         raise exception.Conflict(reason='could not claim a version of model '
                                         '%s/%s' % (scope, model_id))
 
+    def put(self, scope: str, model_id: str, version: int, payload: bytes,
+            params: dict, summary: dict | None = None) -> int:
+        """Write ``version`` of a model as is: one plain write, no read and
+        no lightweight transaction.
+
+        For documents that one worker owns under its lease and that only
+        cache what it can compute again (the predictor's states): a copy
+        that writes the same version during a take-over replaces a document
+        of the same series, and nothing is lost.
+        """
+        self._execute(
+            'INSERT INTO models (scope, model_id, version, params, payload, '
+            'summary, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+            (scope, model_id, version, base.dumps(params), payload,
+             base.dumps(summary or {}), timeutils.utcnow()))
+        return version
+
     def latest_version(self, scope: str, model_id: str) -> int:
         row = self._one('SELECT version FROM models WHERE scope = ? AND '
                         'model_id = ? LIMIT 1', (scope, model_id))
@@ -63,9 +80,13 @@ class ModelRepository(base.Repository):
         row['summary'] = base.loads(row['summary'])
         return row
 
-    def prune(self, scope: str, model_id: str, keep: int) -> None:
-        """Drop all but the newest ``keep`` versions."""
-        latest = self.latest_version(scope, model_id)
+    def prune(self, scope: str, model_id: str, keep: int,
+              latest: int | None = None) -> None:
+        """Drop all but the newest ``keep`` versions; ``latest``, when the
+        caller knows it, saves reading it.
+        """
+        if latest is None:
+            latest = self.latest_version(scope, model_id)
         if latest > keep:
             self._execute('DELETE FROM models WHERE scope = ? AND model_id = ?'
                           ' AND version <= ?', (scope, model_id,

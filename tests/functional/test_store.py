@@ -120,6 +120,16 @@ def test_model_versions(store):
     store.models.prune('flavor', 'small', keep=1)
     with pytest.raises(exception.NotFound):
         store.models.get('flavor', 'small', version=1)
+    # a document one worker owns: plain writes of the versions it counts
+    assert store.models.put('predictor-state', 'c/r', 1, b'a', {'last_bucket': 60}) == 1
+    assert store.models.put('predictor-state', 'c/r', 2, b'b', {'last_bucket': 120}) == 2
+    assert store.models.put('predictor-state', 'c/r', 3, b'c', {'last_bucket': 180}) == 3
+    store.models.prune('predictor-state', 'c/r', 2, latest=3)
+    assert store.models.latest_version('predictor-state', 'c/r') == 3
+    assert store.models.get('predictor-state', 'c/r')['params'] == {'last_bucket': 180}
+    assert store.models.get('predictor-state', 'c/r', version=2)['payload'] == b'b'
+    with pytest.raises(exception.NotFound):
+        store.models.get('predictor-state', 'c/r', version=1)
     store.models.save_cells('vm', 'n1', {'1:2:3': b'a', '1:2:4': b'b'})
     assert store.models.cells('vm', 'n1') == {'1:2:3': b'a', '1:2:4': b'b'}
 

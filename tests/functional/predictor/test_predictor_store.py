@@ -68,6 +68,9 @@ def test_forecasts_stored_with_weights_and_resumed(conf, store):
         fitted = store.models.get(predictor_manager.FITTED_SCOPE,
                                   '%s/%s' % key)
         assert 'holt_winters' in json.loads(fitted['payload'])
+        # the restarted worker went on from the version it took up
+        assert store.models.latest_version(predictor_manager.STATE_SCOPE,
+                                           '%s/%s' % key) == 2
         # nothing new: nothing forecast again
         assert second.predict_cluster(cluster, now=now + 300) == {}
     finally:

@@ -33,10 +33,18 @@ class FakeModels:
                          'summary': summary or {}})
         return len(versions)
 
+    def put(self, scope, key, version, payload, params=None, summary=None):
+        versions = self.rows.setdefault((scope, key), [])
+        del versions[version - 1:]
+        versions.extend([None] * (version - 1 - len(versions)))
+        versions.append({'payload': payload, 'params': params or {},
+                         'summary': summary or {}})
+        return version
+
     def latest_version(self, scope, key):
         return len(self.rows.get((scope, key), []))
 
-    def prune(self, scope, key, keep):
+    def prune(self, scope, key, keep, latest=None):
         pass
 
     def get(self, scope, key):
