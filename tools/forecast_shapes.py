@@ -50,6 +50,7 @@ sys.path.insert(0, ROOT)
 from elastman.evaluation import traces as tr  # noqa: E402
 from elastman.predictor import ensemble as ens  # noqa: E402
 from elastman.predictor import evaluate  # noqa: E402
+from elastman.predictor.forecasters import base as forecaster_base  # noqa: E402
 
 MINUTE_SHAPES = ('paper', 'ramp', 'campaign', 'steps', 'flash', 'mix')
 WEEK_SHAPES = ('weekly', 'seasonal')
@@ -86,7 +87,8 @@ def _paths(job: Tuple[str, np.ndarray, float, List[int], int, str]) -> str:
     name, y, step, seasons, horizon, cache = job
     path = os.path.join(cache, '%s-h%d.npz' % (name, horizon))
     if not os.path.exists(path):
-        os.environ.setdefault('OMP_NUM_THREADS', '1')
+        # one BLAS thread per worker process, as the predictor runs
+        forecaster_base.limit_blas_threads(1)
         paths = evaluate.replay(y, horizon, seasonal_periods=seasons)
         np.savez_compressed(path, paths=paths)
         print('replayed %s (%d points, horizon %d)' % (name, y.size, horizon),
