@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import socket
 import threading
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from oslo_log import log as logging
 
@@ -75,7 +76,7 @@ class HookEvent:
         vcpus = raw.get('vcpus')
         return cls(op=raw['op'], subop=raw['subop'], name=raw['name'][:256],
                    uuid=raw['uuid'][:64], vm_class=vm_class,
-                   slo_ms=float(slo) if isinstance(slo, (int, float)) else None,
+                   slo_ms=valid_slo(slo),
                    flavor=raw.get('flavor') if isinstance(raw.get('flavor'), str)
                    else None,
                    vcpus=vcpus if isinstance(vcpus, int) else None,
@@ -172,9 +173,18 @@ def classify_xml(root) -> tuple[str, float | None, str | None]:
             else None
     except ValueError:
         slo = None
-    if slo is not None and not 0 < slo < 1e6:
-        slo = None
-    return vm_class, slo, flavor
+    return vm_class, valid_slo(slo), flavor
+
+
+def valid_slo(value: Any) -> float | None:
+    """A latency SLO in ms, or None where ``value`` is not one (not a
+    number, a boolean, not finite, or outside (0, 1e6)): the hook's event
+    and the domain's XML are held to the same rule.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and 0 < value < 1e6 else None
 
 
 class DomainRegistry:

@@ -147,6 +147,12 @@ def test_hook_event_validation():
             domains.HookEvent.from_json(json.dumps(bad).encode())
     with pytest.raises(ValueError):
         domains.HookEvent.from_json(b'\xff\xfe')
+    # an SLO that is not one is dropped, as classify_xml drops it
+    for slo in (-5, 0, True, 'fast', 1e7):
+        event = domains.HookEvent.from_json(json.dumps({**good, 'slo_ms': slo}).encode())
+        assert event.slo_ms is None
+    assert domains.valid_slo(float('nan')) is None
+    assert domains.valid_slo(float('inf')) is None
 
 
 def test_registry_lifecycle_and_sync():
