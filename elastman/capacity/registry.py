@@ -397,9 +397,11 @@ class ModelRegistry:
         flav = self.flavor_model(self.nodes[node_id])
         if own is not None and own.two_class and own.n_cells >= self.params.min_cells:
             return own, VM
-        if flav is not None and (flav.two_class or (
-                flav.kind == model_mod.ALL_MET
-                and (own is None or own.kind in (model_mod.ALL_MET, model_mod.EMPTY)))):
+        if flav is not None and flav.two_class:
+            return flav, FLAVOR
+        if (flav is not None and flav.kind == model_mod.ALL_MET
+                and own is not None and own.kind == model_mod.ALL_MET):
+            # both only met the SLO: the flavour's pooled cells reach further
             return flav, FLAVOR
         if own is not None and own.kind != model_mod.EMPTY:
             return own, VM

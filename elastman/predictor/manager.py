@@ -59,8 +59,8 @@ class PredictorManager(sharing.SharedManager):
         forecaster_base.limit_blas_threads(conf.predictor.blas_threads)
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
         self._last_bucket: dict[tuple[str, str], float] = {}
-        #: the version this worker last wrote of each stored document
-        self._versions: dict[tuple[str, str], int] = {}
+        #: the version this worker last wrote, by (scope, series key)
+        self._versions: dict[tuple[str, tuple[str, str]], int] = {}
         self._lock = threading.Lock()
 
     @property
@@ -99,7 +99,7 @@ class PredictorManager(sharing.SharedManager):
                     self.ensemble.forget((cluster_id, metric))
                     self._last_bucket.pop((cluster_id, metric), None)
                     for scope in (STATE_SCOPE, FITTED_SCOPE):
-                        self._versions.pop((scope, '%s/%s' % (cluster_id, metric)), None)
+                        self._versions.pop((scope, (cluster_id, metric)), None)
         self.each_cluster(clusters, mine,
                           lambda c: self.predict_cluster(c, now), 'forecast')
 
@@ -160,13 +160,13 @@ class PredictorManager(sharing.SharedManager):
         (read once per series and process).
         """
         name = '%s/%s' % key
-        last = self._versions.get((scope, name))
+        last = self._versions.get((scope, key))
         if last is None:
             last = self.store.models.latest_version(scope, name)
         version = self.store.models.put(scope, name, last + 1,
                                         json.dumps(document).encode(),
                                         params={'last_bucket': end})
-        self._versions[(scope, name)] = version
+        self._versions[(scope, key)] = version
         self.store.models.prune(scope, name, 2, latest=version)
 
     def _load_state(self, key: tuple[str, str]) -> None:
@@ -178,17 +178,13 @@ class PredictorManager(sharing.SharedManager):
             return
         fitted = None
         try:
-            fitted_row = self.store.models.get(FITTED_SCOPE, '%s/%s' % key)
-            fitted = json.loads(fitted_row['payload'])
-            if fitted_row.get('version') is not None:
-                self._versions[(FITTED_SCOPE, '%s/%s' % key)] = int(fitted_row['version'])
+            fitted = json.loads(self.store.models.get(
+                FITTED_SCOPE, '%s/%s' % key)['payload'])
         except exception.NotFound:
             pass
         except ValueError as exc:   # the forecasters estimate again
             LOG.warning('Ignoring the stored fitted state of %s/%s: %s',
                         key[0], key[1], exc)
         self.ensemble.load_state(key, json.loads(row['payload']), fitted)
-        if row.get('version') is not None:
-            self._versions[(STATE_SCOPE, '%s/%s' % key)] = int(row['version'])
         self._last_bucket[key] = row['params'].get('last_bucket')
         LOG.info('predictor state of %s/%s restored', *key)
