@@ -38,6 +38,7 @@ interference index.
 from __future__ import annotations
 
 import collections
+import json
 import math
 from typing import Any, Sequence
 
@@ -47,6 +48,7 @@ from oslo_log import log as logging
 from elastman.actuator import decision as dec
 from elastman.actuator import guard as guard_mod
 from elastman.actuator import planning
+from elastman.actuator import policy as policy_mod
 from elastman.actuator.policy import MAX_NODES
 from elastman.actuator.policy import PAPER_RULE
 from elastman.actuator.policy import ScalingPolicy
@@ -485,8 +487,42 @@ class Oracle(Policy):
                    self.chosen['room_to_grow'] else 'scales out when a minute would break'))
 
 
+#: ScalingPolicy fields the simulator sets from its own configuration.
+SIMULATOR_FIELDS = ('min_size', 'max_size', 'replication_factor', 'slo_threshold_ms')
+
+
+def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
+    """Scaling policy fields for the elastman policies, from ``FIELD=VALUE``
+    assignments (``VALUE`` is JSON; a bare word is a string), checked as the
+    API checks a policy. Raises ValueError naming the field.
+    """
+    out: dict[str, Any] = {}
+    names = policy_mod.field_names()
+    for spec in specs:
+        name, sep, raw = (x.strip() for x in spec.partition('='))
+        if not sep or not name or not raw:
+            raise ValueError('--set %r: expected FIELD=VALUE' % spec)
+        if name not in names:
+            raise ValueError('--set %s: not a scaling policy field (one of %s)'
+                             % (name, ', '.join(names)))
+        if name in SIMULATOR_FIELDS:
+            raise ValueError('--set %s: the simulator sets it from its own '
+                             'configuration' % name)
+        try:
+            out[name] = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+    try:
+        ScalingPolicy(**out).validate()
+    except policy_mod.InvalidPolicy as exc:
+        raise ValueError('--set %s' % exc) from None
+    return out
+
+
 def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
-    """The policies by name, in the report's order."""
+    """The policies by name, in the report's order (``elastman_kwargs`` go
+    to every elastman policy; ``elastman-paper`` keeps the paper's rule).
+    """
     factories = {
         'static': Static, 'reactive': Reactive, 'target': TargetTracking,
         'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),

@@ -27,7 +27,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from oslo_log import log as logging
@@ -59,12 +59,15 @@ def summarise(name: str, result: dict[str, Any], step_s: int) -> dict[str, Any]:
 def run_all(trace: tr.Trace, names: Sequence[str], seed: int,
             cfg: sim_mod.SimConfig | None = None,
             flavors: Sequence[sim_mod.Flavor] | None = None,
-            progress: Any = None) -> dict[str, dict[str, Any]]:
-    """Every policy on the same trace, hardware lottery and seed."""
+            progress: Any = None,
+            settings: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """Every policy on the same trace, hardware lottery and seed;
+    ``settings`` are scaling policy fields of the elastman policies.
+    """
     cfg = cfg or sim_mod.SimConfig()
     flavors = list(flavors or [sim_mod.Flavor('m1.medium')])
     out = {}
-    for p in pol.make(names):
+    for p in pol.make(names, options=dict(settings or {})):
         t0 = time.monotonic()
         res = sim_mod.run(trace, p, cfg, flavors, seed)
         res['describe'] = p.describe()
@@ -165,12 +168,13 @@ def plot(path: str, results: dict[str, dict[str, Any]], slo_ms: float,
 
 def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
            names: Sequence[str] = pol.ALL, penalties: Sequence[float] = DEFAULT_PENALTIES,
-           progress: Any = None, png: bool = True) -> list[dict]:
+           progress: Any = None, png: bool = True,
+           settings: Mapping[str, Any] | None = None) -> list[dict]:
     """Run and write everything to ``out``; returns the summary rows."""
     os.makedirs(out, exist_ok=True)
     cfg = sim_mod.SimConfig()
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
-    results = run_all(trace, names, seed, cfg, progress=progress)
+    results = run_all(trace, names, seed, cfg, progress=progress, settings=settings)
     rows, util = tables(results, trace.step_s, penalties)
     write_csv(os.path.join(out, 'summary.csv'), rows, SUMMARY_FIELDS)
     write_csv(os.path.join(out, 'utility.csv'), util, ('policy', 'penalty', 'utility'))
@@ -219,11 +223,21 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='with --sweep: the knob values of a policy (default: its own)')
     ap.add_argument('--jobs', type=int, default=1,
                     help='with --sweep: runs in parallel (processes)')
+    ap.add_argument('--set', action='append', default=[], dest='settings',
+                    metavar='FIELD=VALUE',
+                    help='a scaling policy field of the elastman policies (VALUE is '
+                         'JSON, a bare word a string), as a cluster\'s policy document in '
+                         'the API takes it; repeat for several. elastman-paper '
+                         'keeps the paper\'s rule, and a swept knob wins over it')
 
 
 def run_args(args: argparse.Namespace) -> int:
+    try:
+        settings = pol.parse_settings(args.settings)
+    except ValueError as e:
+        raise SystemExit('simulate: %s' % e)
     if args.sweep:
-        return run_sweep(args)
+        return run_sweep(args, settings)
     try:
         nodes = int(args.nodes)
     except ValueError:
@@ -233,13 +247,13 @@ def run_args(args: argparse.Namespace) -> int:
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
-                  png=not args.no_png)
+                  png=not args.no_png, settings=settings)
     print(format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
 
 
-def run_sweep(args: argparse.Namespace) -> int:
+def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
     from elastman.evaluation import sweep
 
     t0 = time.monotonic()
@@ -248,7 +262,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         rows = sweep.run(sweep.trace_names(args.trace), sweep.sizes(args.nodes), names,
                          args.days, args.seed, sweep.parse_values(args.values),
                          max(1, args.jobs),
-                         progress=lambda m: print(m, file=sys.stderr, flush=True))
+                         progress=lambda m: print(m, file=sys.stderr, flush=True),
+                         settings=settings)
     except ValueError as e:
         raise SystemExit('simulate --sweep: %s' % e)
     sweep.write(args.out, rows, png=not args.no_png)

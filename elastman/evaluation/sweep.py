@@ -29,7 +29,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import time
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from elastman.evaluation import frontier as fr
 from elastman.evaluation import policies as pol
@@ -41,8 +41,8 @@ FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_min
           'violation_pct', 'vm_hours', 'vm_hours_vs_oracle', 'actions', 'max_vms')
 
 
-def settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
-             ) -> list[tuple[str, float | None]]:
+def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
+                  ) -> list[tuple[str, float | None]]:
     """(policy, knob value) pairs: each policy over its sweep (or ``values``),
     None for a policy without a knob. The oracle is always included.
     """
@@ -63,10 +63,10 @@ def settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = N
 
 
 def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: str,
-             value: float | None) -> dict[str, Any]:
+             value: float | None, settings: Mapping[str, Any]) -> dict[str, Any]:
     cfg = sim_mod.SimConfig()
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
-    p = pol.make([name])[0]
+    p = pol.make([name], options=dict(settings))[0]
     default = p.knob_value()
     if value is not None:
         p.set_knob(value)
@@ -82,10 +82,15 @@ def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: s
 def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
         days: float | None = None, seed: int = 1,
         values: dict[str, Sequence[float]] | None = None, jobs: int = 1,
-        progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
-    """Run every setting on every trace and size; rows in a fixed order."""
-    grid = settings(names, values)
-    tasks = [(t, n, days, seed, name, v) for t in trace_names for n in sizes
+        progress: Callable[[str], None] | None = None,
+        settings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run every setting on every trace and size; rows in a fixed order.
+    ``settings`` are scaling policy fields of the elastman policies (their
+    swept knob wins).
+    """
+    grid = knob_settings(names, values)
+    fields = dict(settings or {})
+    tasks = [(t, n, days, seed, name, v, fields) for t in trace_names for n in sizes
              for name, v in grid]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(jobs) as ex:

@@ -51,13 +51,13 @@ def test_set_knob():
 
 
 def test_settings_add_the_oracle_and_take_values():
-    got = sweep.settings(['static', 'target'], {'target': [50, 70]})
+    got = sweep.knob_settings(['static', 'target'], {'target': [50, 70]})
     assert got == [('static', None), ('target', 50.0), ('target', 70.0), ('oracle', None)]
-    assert len(sweep.settings(['reactive'])) == len(pol.Reactive.sweep) + 1
+    assert len(sweep.knob_settings(['reactive'])) == len(pol.Reactive.sweep) + 1
     with pytest.raises(ValueError, match='no knob'):
-        sweep.settings(['static'], {'static': [1]})
+        sweep.knob_settings(['static'], {'static': [1]})
     with pytest.raises(ValueError, match='not swept'):
-        sweep.settings(['target'], {'reactive': [1]})
+        sweep.knob_settings(['target'], {'reactive': [1]})
 
 
 def test_parse_values_and_sizes():
@@ -73,6 +73,40 @@ def test_parse_values_and_sizes():
     assert sweep.trace_names('all')[:2] == ['paper', 'weekly']
     with pytest.raises(ValueError):
         sweep.trace_names('nosuchtrace')
+
+
+def test_parse_settings_checks_each_field_as_the_api_does():
+    assert pol.parse_settings(['alpha_fraction=0.1', 'beyond_lower=over',
+                               'guard=false', 'flavor_costs={"m1.medium": 2}']) == {
+        'alpha_fraction': 0.1, 'beyond_lower': 'over', 'guard': False,
+        'flavor_costs': {'m1.medium': 2}}
+    assert pol.parse_settings([]) == {}
+    for bad, match in (('headroom', 'FIELD=VALUE'), ('=0.1', 'FIELD=VALUE'),
+                       ('headroom=', 'FIELD=VALUE'),
+                       ('no_such_field=1', 'no_such_field: not a scaling policy field'),
+                       ('max_size=10', 'max_size: the simulator sets it'),
+                       ('headroom=2', 'headroom'), ('guard=maybe', 'guard'),
+                       ('extrapolation=upward', 'extrapolation')):
+        with pytest.raises(ValueError, match=match):
+            pol.parse_settings([bad])
+
+
+def test_settings_reach_the_simulated_controller_and_its_description():
+    cfg = sm.SimConfig()
+    trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
+    got = {}
+    for p in pol.make(['elastman', 'elastman-quantile', 'elastman-paper', 'target'],
+                      options={'alpha_fraction': 0.1}):
+        p.start(sm.SimCluster(trace, cfg, [sm.Flavor('m1.medium')], {'m1.medium': 6},
+                              1, p.name))
+        got[p.name] = p
+    assert got['elastman'].policy.alpha_fraction == 0.1
+    assert 'alpha_fraction=0.1' in got['elastman'].describe()
+    assert got['elastman-quantile'].policy.alpha_fraction == 0.1
+    assert got['elastman-quantile'].policy.plan_on == 'quantile'
+    # the paper's rule as published
+    assert got['elastman-paper'].policy.alpha_fraction == 0.0
+    assert got['elastman-paper'].policy.headroom == 0.0
 
 
 @pytest.fixture(scope='module')
@@ -132,3 +166,26 @@ def test_cli(tmp_path, capsys):
                           '--out', str(tmp_path)])
     with pytest.raises(SystemExit, match='one integer'):
         args.func(args)
+    args = ap.parse_args(['simulate', '--trace', 'ramp', '--nodes', '8',
+                          '--set', 'headroom=-1', '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='simulate: --set headroom'):
+        args.func(args)
+
+
+def test_cli_settings_change_the_run(tmp_path, capsys):
+    ap = argparse.ArgumentParser()
+    rep.add_subparser(ap.add_subparsers())
+    base = ['simulate', '--trace', 'flash', '--nodes', '12', '--days', '0.1',
+            '--policies', 'elastman', '--no-png']
+    rows = {}
+    for name, extra in (('default', []), ('roomy', ['--set', 'headroom=0.5'])):
+        out = tmp_path / name
+        args = ap.parse_args(base + extra + ['--out', str(out)])
+        assert args.func(args) == 0
+        with open(out / 'summary.csv') as f:
+            rows[name] = next(r for r in csv.DictReader(f) if r['policy'] == 'elastman')
+        described = (out / 'policies.txt').read_text()
+        assert ('headroom=0.5' in described) == (name == 'roomy')
+    capsys.readouterr()
+    # more headroom holds more VMs
+    assert float(rows['roomy']['vm_hours']) > float(rows['default']['vm_hours'])
