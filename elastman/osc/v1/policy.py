@@ -39,6 +39,21 @@ def _show(policy: dict):
         for v in policy.values())
 
 
+def _assignments(specs: list[str]) -> dict:
+    """``{field: value}`` of ``--set field=value`` options."""
+    out = {}
+    for spec in specs:
+        field, sep, raw = (part.strip() for part in spec.partition('='))
+        if not sep or not field or not raw:
+            raise exceptions.CommandError(
+                '--set %r: expected <field>=<value>' % spec)
+        try:
+            out[field] = json.loads(raw)
+        except ValueError:
+            out[field] = raw
+    return out
+
+
 class ShowPolicy(common.ClusterCommand, command.ShowOne):
     """Show the scaling policy of a cluster."""
 
@@ -69,6 +84,12 @@ class SetPolicy(common.ClusterCommand, command.ShowOne):
         heal.add_argument('--no-auto-heal', dest='auto_heal',
                           action='store_false',
                           help='Only recommend replacing a DEAD node.')
+        parser.add_argument('--set', action='append', default=[],
+                            dest='fields', metavar='<field>=<value>',
+                            help='Any policy field, e.g. headroom=0.3 or '
+                                 'guard=false (the value is JSON; a bare '
+                                 'word is a string); repeat for several. '
+                                 'The API checks the field and its range.')
         parser.add_argument('--model', metavar='<json>',
                             help='Capacity model parameters as JSON, e.g. '
                                  '\'{"confidence": 0.5}\'.')
@@ -92,6 +113,7 @@ class SetPolicy(common.ClusterCommand, command.ShowOne):
             policy['dry_run'] = args.dry_run
         if args.auto_heal is not None:
             policy['auto_heal'] = args.auto_heal
+        policy.update(_assignments(args.fields))
         if args.model is not None:
             try:
                 policy['model'] = json.loads(args.model)
