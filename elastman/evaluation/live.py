@@ -271,7 +271,9 @@ class Harness:
 
     def check_until(self) -> None:
         """End the running phase once an action of the kind it waits for
-        (its ``until``), started during the phase, has completed.
+        (its ``until``) has completed during it, wherever it started: a
+        scale-out the training phases set off and the high phase sees
+        through counts.
         """
         with self.lock:
             current = self.current
@@ -283,9 +285,8 @@ class Harness:
             return
         for action in self.store.actions.list(self.cluster_id, limit=20):
             done = action.get('updated_at')
-            begun = rec.epoch(action.get('created_at')) or 0.0
             if (action['kind'] == event and action['state'] == 'SUCCEEDED'
-                    and done is not None and begun >= started):
+                    and done is not None and rec.epoch(done) >= started):
                 self.ended_early.add(phase.name)
                 self.echo('%s done at %.1f min: phase %s ends here' % (
                     event, (rec.epoch(done) - self.t0) / scen.MINUTE,

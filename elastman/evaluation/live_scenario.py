@@ -15,9 +15,9 @@ A scenario names the cluster (size, flavour, addresses), the SLO, the scaling
 policy and elastman settings for the run, and the YCSB phases: each with a
 duration, a target throughput (or a ``[from, to]`` ramp in steps), a
 read/update mix and a record size, as in OnlineElastMan, Table 3.1. A phase
-with ``until: scale_out`` (or ``scale_in``) ends as soon as such an action,
-started during the phase, has completed; its duration is then the most it
-may last.
+with ``until: scale_out`` (or ``scale_in``) ends as soon as such an action
+has completed during the phase (wherever it started); its duration is then
+the most it may last.
 """
 from __future__ import annotations
 
