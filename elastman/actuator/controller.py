@@ -47,6 +47,9 @@ LOG = logging.getLogger(__name__)
 HEALING = ('DEAD', 'REPLACING')
 
 FORECAST_METRICS = workload.LOAD_KEYS
+#: SLO metrics the monitor also measures for the cluster as a whole (its
+#: nodes' histograms merged), in ``cluster_workload``.
+CLUSTER_METRICS = ('read_p99_ms', 'read_with_queue_p99_ms')
 
 
 def _sample_load(row: dict) -> dict[str, Any]:
@@ -169,9 +172,10 @@ class Controller:
             healing=healing)
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,
-                recent: dict[str, list[dict]]) -> list[guard_mod.Round]:
+                recent: dict[str, list[dict]],
+                cluster: dict[Any, float] | None = None) -> list[guard_mod.Round]:
         """The guard's view: per monitor round (newest first), each node's
-        measured SLO metric.
+        measured SLO metric and the cluster's own (``cluster``: by round).
         """
         by_ts: dict[Any, dict[str, float]] = {}
         for node, rows in recent.items():
@@ -179,8 +183,24 @@ class Controller:
                 value = _sample_load(row).get(policy.slo_metric)
                 if value is not None:
                     by_ts.setdefault(row['ts'], {})[node] = float(value)
-        return [guard_mod.Round(timestamps.epoch(ts), p99)
+        cluster = cluster or {}
+        for ts in cluster:
+            by_ts.setdefault(ts, {})
+        return [guard_mod.Round(timestamps.epoch(ts), p99, cluster.get(ts))
                 for ts, p99 in sorted(by_ts.items(), reverse=True)]
+
+    def _cluster_metric(self, cluster_id, policy: policy_mod.ScalingPolicy,
+                        now: float) -> dict[Any, float]:
+        """The cluster's own SLO metric per fresh monitor round, where the
+        monitor measures it for the whole cluster (:data:`CLUSTER_METRICS`).
+        """
+        if policy.slo_metric not in CLUSTER_METRICS:
+            return {}
+        since = datetime.datetime.fromtimestamp(
+            now - self.conf.actuator.sample_max_age, datetime.timezone.utc)
+        return {row['ts']: float(row[policy.slo_metric])
+                for row in self.store.samples.cluster_workload(cluster_id, since)
+                if row.get(policy.slo_metric) is not None}
 
     @staticmethod
     def _measured(policy: policy_mod.ScalingPolicy,
@@ -209,7 +229,8 @@ class Controller:
         serving = executor_mod.serving_nodes(nodes)
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
-        assessment = guard_mod.assess(policy, self._rounds(policy, recent))
+        assessment = guard_mod.assess(policy, self._rounds(
+            policy, recent, self._cluster_metric(cluster_id, policy, now)))
         clock = self._joins(cluster_id)
         join_s = clock.join_time(policy.default_flavor, self.conf.actuator.join_timeout)
         busy_s = clock.busy_time(policy.default_flavor, join_s)
@@ -248,7 +269,8 @@ class Controller:
             return None
         serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
-        rounds = self._rounds(policy, recent)
+        rounds = self._rounds(policy, recent,
+                              self._cluster_metric(cluster_id, policy, now))
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
         registry = model_state.load_capacity(self.store, str(cluster_id))
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -107,12 +107,23 @@ def mean(buckets: Sequence[int]) -> float | None:
     return acc / n
 
 
-def sum_percentile(a: Sequence[int], b: Sequence[int], q: float
-                   ) -> float | None:
-    """The q-quantile of X + Y for independent X ~ ``a`` and Y ~ ``b``.
+def distribution(buckets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Values (the upper bounds of the non-empty buckets, as in
+    :func:`percentile`) and their counts, for :func:`weighted_quantile`.
+    """
+    counts = np.asarray(buckets, dtype=np.float64)
+    index = np.nonzero(counts)[0]
+    uppers = np.array([upper for _, upper in bounds(len(buckets))])
+    return uppers[index], counts[index]
 
-    Each value stands at its bucket's upper bound, as in :func:`percentile`,
-    so the result never under-reports; None when either histogram is empty.
+
+def sum_distribution(a: Sequence[int], b: Sequence[int]
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distribution of X + Y for independent X ~ ``a`` and Y ~ ``b``:
+    values (sums of bucket upper bounds, as in :func:`percentile`, so that
+    a quantile never under-reports) and weights that add up to ``a``'s
+    count (distributions of several nodes then mix by their requests).
+    None when either histogram is empty.
     """
     ca, cb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     if ca.sum() <= 0 or cb.sum() <= 0:
@@ -121,12 +132,36 @@ def sum_percentile(a: Sequence[int], b: Sequence[int], q: float
     ua = np.array([upper for _, upper in bounds(len(a))])[ia]
     ub = np.array([upper for _, upper in bounds(len(b))])[ib]
     values = np.add.outer(ua, ub).ravel()
-    weights = np.multiply.outer(ca[ia], cb[ib]).ravel()
+    weights = np.multiply.outer(ca[ia], cb[ib]).ravel() / cb.sum()
+    return values, weights
+
+
+def weighted_quantile(parts: Iterable[tuple[np.ndarray, np.ndarray]],
+                      q: float) -> float | None:
+    """The q-quantile of the mixture of weighted values ``parts`` (each a
+    pair of arrays): the smallest value at or below which at least ``q`` of
+    the weight lies. None without weight.
+    """
+    parts = [p for p in parts if p is not None and len(p[0])]
+    if not parts:
+        return None
+    values = np.concatenate([v for v, _ in parts])
+    weights = np.concatenate([w for _, w in parts])
     order = np.argsort(values, kind='stable')
     cumulative = np.cumsum(weights[order])
+    if cumulative[-1] <= 0:
+        return None
     rank = max(q * cumulative[-1], 1e-12)
     index = int(np.searchsorted(cumulative, rank * (1 - 1e-12), side='left'))
     return float(values[order][min(index, len(values) - 1)])
+
+
+def sum_percentile(a: Sequence[int], b: Sequence[int], q: float
+                   ) -> float | None:
+    """The q-quantile of X + Y for independent X ~ ``a`` and Y ~ ``b``
+    (:func:`sum_distribution`); None when either histogram is empty.
+    """
+    return weighted_quantile([sum_distribution(a, b)], q)
 
 
 def quantile(counts: Mapping[int, int], q: float) -> float | None:

@@ -57,6 +57,7 @@ from elastman.capacity.registry import ModelRegistry
 from elastman.evaluation import oracle as oracle_mod
 from elastman.evaluation import priors
 from elastman.evaluation.simulator import Action
+from elastman.evaluation.simulator import aggregate_p99
 from elastman.evaluation.simulator import Flavor
 from elastman.evaluation.simulator import JOINING
 from elastman.evaluation.simulator import SERVING
@@ -332,8 +333,14 @@ class Elastman(Policy):
             self.registry.refit(t)
         self._clock_joins(sim)
         slots = sim.serving_slots()
+        # the cluster's own p99, as the monitor merges the nodes' histograms:
+        # the VMs' latency tails mixed by the reads each served
+        reads = sim.obs_reads[slots]
+        cluster_p99 = (aggregate_p99(sim.obs_p99[slots], reads)
+                       if len(slots) and reads.sum() > 0 else None)
         self.rounds.appendleft(guard_mod.Round(t, dict(zip(
-            (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist()))))
+            (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist())),
+            cluster_p99))
 
     def _clock_joins(self, sim: SimCluster) -> None:
         """How long the scale-outs took, as the actuator learns it from its

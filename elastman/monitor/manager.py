@@ -242,6 +242,7 @@ class MonitorManager(sharing.SharedManager):
         self._await(futures, deadline)
         ts = timeutils.utcnow()
         samples = []
+        pairs = []
         for node in nodes:
             key = (str(cluster_id), node['node_id'])
             current = None
@@ -260,6 +261,7 @@ class MonitorManager(sharing.SharedManager):
             sample = sampler.compute(cluster_id, node['node_id'], ts,
                                      current, previous,
                                      opts.sampling_interval)
+            pairs.append((current, previous))
             if current is not None:
                 self._previous[key] = current
                 sample['extra'] = {
@@ -268,7 +270,7 @@ class MonitorManager(sharing.SharedManager):
                     **sampler.queue_extras(current, previous)}
             samples.append(sample)
         self._attach_interference(nodes, samples)
-        self._record(cluster_id, ts, samples)
+        self._record(cluster_id, ts, samples, sampler.cluster_latency(pairs))
         self._push_latencies(nodes, samples)
         self._report_access(cluster_id, cluster, denied, samples)
         if self.health is not None:
@@ -355,11 +357,13 @@ class MonitorManager(sharing.SharedManager):
             LOG.warning('%s; counting from CQL virtual tables only', exc)
             return self.cql_reader.read(target)
 
-    def _record(self, cluster_id, ts, samples: list[dict]) -> None:
+    def _record(self, cluster_id, ts, samples: list[dict],
+                latency: dict[str, float] | None = None) -> None:
         if self.store is not None:
             self.store.samples.add_many(samples)
             total = sampler.cluster_total(samples)
-            self.store.samples.add_cluster_workload(cluster_id, ts, **total)
+            self.store.samples.add_cluster_workload(cluster_id, ts, **total,
+                                                    **(latency or {}))
         with self._lock:
             self._sampled_nodes[str(cluster_id)] = len(samples)
 

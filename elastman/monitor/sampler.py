@@ -19,6 +19,7 @@ read_p99_ms, write_p50_ms, write_p95_ms, write_p99_ms (and ``extra``, see
 from __future__ import annotations
 
 import datetime
+from typing import Iterable
 import uuid
 
 from elastman.cassandra import histogram
@@ -117,6 +118,44 @@ def queue_extras(current: readings.Reading | None,
     if reads and histogram.total(reads):
         out['read_with_queue_p99_ms'] = _ms(
             histogram.sum_percentile(reads, queue, 0.99))
+    return out
+
+
+def cluster_latency(pairs: Iterable[tuple[readings.Reading | None,
+                                          readings.Reading | None]]
+                    ) -> dict[str, float]:
+    """The cluster's own read latency over the round, from each node's
+    (current, previous) readings: ``read_p99_ms`` of the nodes' read
+    histograms added together, and ``read_with_queue_p99_ms`` of the
+    mixture of each node's read latency plus its queue wait (mixed by the
+    nodes' reads). This is the p99 over every read the cluster coordinated,
+    which is what an SLO on the cluster means; a key is absent when no node
+    gave its histograms.
+    """
+    merged: list[int] | None = None
+    with_queue: list | None = []
+    for current, previous in pairs:
+        if current is None or previous is None:
+            continue
+        reads = _delta(current.read_latency, previous.read_latency)
+        if not reads or histogram.total(reads) == 0:
+            continue
+        merged = histogram.add(merged, reads)
+        queue = _delta(current.queue_wait, previous.queue_wait)
+        if queue is None:
+            with_queue = None       # a node without the queue's timer
+        elif with_queue is not None:
+            # a node that queued nothing: its reads waited only inside
+            # the coordinator
+            with_queue.append(histogram.sum_distribution(reads, queue)
+                              if histogram.total(queue)
+                              else histogram.distribution(reads))
+    out = {}
+    if merged is not None:
+        out['read_p99_ms'] = _ms(histogram.percentile(merged, 0.99))
+        value = histogram.weighted_quantile(with_queue or [], 0.99)
+        if value is not None:
+            out['read_with_queue_p99_ms'] = _ms(value)
     return out
 
 

@@ -97,13 +97,22 @@ class SampleRepository(base.Repository):
     def add_cluster_workload(self, cluster_id: uuid.UUID,
                              ts: datetime.datetime, reads_per_s: float,
                              writes_per_s: float, nodes_up: int,
-                             nodes_total: int) -> None:
+                             nodes_total: int,
+                             read_p99_ms: float | None = None,
+                             read_with_queue_p99_ms: float | None = None
+                             ) -> None:
+        """One monitor round of the cluster: its total load and, where the
+        nodes gave their histograms, its own read p99 (with and without the
+        queue wait).
+        """
         self._execute(
             'INSERT INTO cluster_workload (cluster_id, ts, reads_per_s, '
-            'writes_per_s, nodes_up, nodes_total) VALUES (?, ?, ?, ?, ?, ?) '
+            'writes_per_s, nodes_up, nodes_total, read_p99_ms, '
+            'read_with_queue_p99_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) '
             'USING TTL ?',
             (cluster_id, ts, reads_per_s, writes_per_s, nodes_up,
-             nodes_total, self._conf.store.sample_ttl))
+             nodes_total, read_p99_ms, read_with_queue_p99_ms,
+             self._conf.store.sample_ttl))
 
     def cluster_workload(self, cluster_id: uuid.UUID,
                          since: datetime.datetime) -> list[dict]:

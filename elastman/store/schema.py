@@ -128,6 +128,11 @@ MIGRATIONS: tuple[Migration, ...] = (
             worker text, holder text, seen_at timestamp,
             PRIMARY KEY (worker, holder))""",
     )),
+    Migration(8, 'the cluster\'s own read p99 per monitor round', (
+        'ALTER TABLE cluster_workload ADD IF NOT EXISTS read_p99_ms double',
+        'ALTER TABLE cluster_workload ADD IF NOT EXISTS '
+        'read_with_queue_p99_ms double',
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

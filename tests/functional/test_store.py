@@ -107,9 +107,13 @@ def test_samples_have_ttl_and_come_back_newest_first(store, keyspace_conf):
     assert 0 < ttl <= keyspace_conf.store.sample_ttl
     store.samples.add_cluster_workload(cid, t0, 10.0, 5.0, 3, 3)
     store.samples.add_cluster_workload(
-        cid, t0 + datetime.timedelta(minutes=1), 20.0, 5.0, 3, 3)
+        cid, t0 + datetime.timedelta(minutes=1), 20.0, 5.0, 3, 3,
+        read_p99_ms=12.5, read_with_queue_p99_ms=14.0)
     history = store.samples.cluster_workload(cid, t0)
     assert [h['reads_per_s'] for h in history] == [10.0, 20.0]
+    # the cluster's own p99, where the monitor measured it
+    assert [(h['read_p99_ms'], h['read_with_queue_p99_ms']) for h in history] \
+        == [(None, None), (12.5, 14.0)]
 
 
 def test_model_versions(store):

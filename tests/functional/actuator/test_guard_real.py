@@ -25,6 +25,7 @@ guard) are the real ones; the compute driver the action is carried out with
 is a fake, so that the test does not start a fourth JVM: what is under test
 is the decision and its journal entry.
 """
+import datetime
 import math
 import time
 
@@ -72,14 +73,19 @@ def _metric(sample):
 
 def _round(monitor, actuator, record, log):
     """One monitor round and the actuator after it; ``log`` gets (when it
-    ended, each node's SLO metric, each node's coordinator read p99).
+    ended, each node's SLO metric, each node's coordinator read p99). Returns
+    the round's row of the cluster's own metrics (None if it has none).
     """
     t0 = time.monotonic()
+    began = datetime.datetime.now(datetime.timezone.utc)
     samples = monitor.sample_cluster(record['id'], store_nodes(monitor, record))
     actuator.handle_cluster(record)
     log.append((time.monotonic(), {s['node_id']: _metric(s) for s in samples},
                 {s['node_id']: s.get('read_p99_ms') for s in samples}))
+    rows = monitor.store.samples.cluster_workload(
+        record['id'], began - datetime.timedelta(seconds=1))
     time.sleep(max(0.0, INTERVAL - (time.monotonic() - t0)))
+    return rows[-1] if rows else None
 
 
 def _complete(log, since, node_ids):
@@ -144,9 +150,11 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
                 g.set_quota(CUT_CPUS)
         hot_at = None
         for _ in range(24):
-            _round(monitor, actuator, record, log)
+            whole = _round(monitor, actuator, record, log) or {}
             in_band = [v for v in log[-1][1].values() if v and v >= 0.8 * slo]
-            if hot_at is None and len(in_band) > 1:
+            # hot: more than alpha (1) nodes in the band, or the cluster
+            if hot_at is None and (len(in_band) > 1
+                                   or (whole.get(METRIC) or 0) >= 0.8 * slo):
                 hot_at = log[-1][0]
             decisions = list(store.actions.decisions(record['id'], limit=50))
             guard = [d for d in decisions if d['record'].get('trigger') == 'guard'
@@ -181,8 +189,11 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
                 g.set_quota(2 * CUT_CPUS)
         since = time.monotonic() + INTERVAL
         ids = [s.id for s in cluster.servers]
+        wholes = {}
         for _ in range(10):
-            _round(monitor, actuator, record, log)
+            whole = _round(monitor, actuator, record, log)
+            if whole is not None:
+                wholes[log[-1][0]] = whole
             if len(_complete(log, since, ids)) >= 3:
                 break
         load.stop()
@@ -192,6 +203,15 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
             print('client read p99 %.1f ms, %s %.1f ms, read_p99_ms %.1f ms'
                   % (client, METRIC, metric, coord))
         assert rows, 'no round in which every node answered: %s' % log[-3:]
+        # the cluster's own read p99, from the nodes' histograms merged: a
+        # quantile of their mixture, so within the nodes' own
+        for end, _, coord in _complete(log, since, ids):
+            whole = wholes.get(end)
+            assert whole is not None and whole['read_p99_ms'] is not None, end
+            assert min(coord.values()) <= whole['read_p99_ms'] <= max(
+                coord.values()), (whole, coord)
+            print('cluster read p99 %.1f ms, %s %s ms' % (
+                whole['read_p99_ms'], METRIC, whole[METRIC]))
         print('SLO %.1f ms; rounds over it for the clients: %d of %d' % (
             slo, sum(client > slo for client, _, _ in rows), len(rows)))
         # how far the clients' p99 is from the metric (issue 15 asks for

@@ -61,6 +61,9 @@ class FakeSamples:
         return {n: [dict(CURRENT, ts=taken.replace(tzinfo=None))]
                 for n in node_ids}
 
+    def cluster_workload(self, cluster_id, since):
+        return []                 # the monitor measured no cluster p99
+
 
 class NoHostReports:
     """``hosts`` of a cloud whose compute hosts run no agent."""

@@ -82,6 +82,32 @@ def test_sum_percentile_never_below_either_part():
     assert histogram.sum_percentile([0] * 4, b, 0.5) is None
 
 
+def test_mixtures_weigh_each_part_by_its_requests():
+    ups = histogram.offsets(128)
+    fast = [0] * 128
+    fast[10] = 990                            # a node that served 990 reads
+    slow = [0] * 128
+    slow[40] = 10                             # and one that served 10, slowly
+    assert histogram.weighted_quantile([histogram.distribution(fast)], 0.99) \
+        == histogram.percentile(fast, 0.99) == ups[10]
+    # 1% of the reads were slow: the p99 of the two together is still fast,
+    # 1.1% makes it slow
+    parts = [histogram.distribution(fast), histogram.distribution(slow)]
+    assert histogram.weighted_quantile(parts, 0.99) == ups[10]
+    assert histogram.weighted_quantile(parts, 0.989) == ups[10]
+    slow[40] = 11
+    parts = [histogram.distribution(fast), histogram.distribution(slow)]
+    assert histogram.weighted_quantile(parts, 0.99) == ups[40]
+    assert histogram.weighted_quantile(parts, 0.99) == histogram.percentile(
+        histogram.add(fast, slow), 0.99)
+    # X + Y weighs as many requests as X
+    wait = [0] * 128
+    wait[0], wait[5] = 3, 7
+    values, weights = histogram.sum_distribution(slow, wait)
+    assert weights.sum() == pytest.approx(11)
+    assert histogram.weighted_quantile([], 0.99) is None
+
+
 def test_quantile_of_a_sparse_histogram_interpolates_in_its_bucket():
     ups = histogram.offsets(100)
     i = ups.index(35425)                    # bucket (29521, 35425] us

@@ -186,6 +186,27 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
     assert mgr.hostagents.endpoints == ('127.0.0.1', 7199)
 
 
+def test_each_round_stores_the_clusters_own_read_p99(mgr, monkeypatch):
+    reads = {'n': 0}
+
+    def read(target):            # 100 reads a round, all in bucket 60
+        reads['n'] += 100
+        hist = [0] * 128
+        hist[60] = reads['n']
+        return readings.Reading(mono=time.monotonic(), source='jmx',
+                                reads=reads['n'], writes=0,
+                                read_latency=hist, write_latency=[0] * 128,
+                                queue_wait=[0] * 128)
+    monkeypatch.setattr(mgr.source, 'read', read)
+    mgr.sample_all()
+    assert 'read_p99_ms' not in mgr.store.samples.totals[-1]   # one reading
+    second = {s['node_id']: s for s in mgr.sample_all()}
+    total = mgr.store.samples.totals[-1]
+    assert total['read_p99_ms'] == second['a']['read_p99_ms'] > 0
+    # nothing queued: the queue-inclusive metric is the read p99
+    assert total['read_with_queue_p99_ms'] == total['read_p99_ms']
+
+
 def test_no_rpc_api():
     # the monitor's products are in the store; it serves no topic
     assert monitor_manager.MonitorManager.target is None

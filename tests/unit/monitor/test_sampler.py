@@ -105,6 +105,39 @@ def test_queue_wait_and_read_latency_with_it():
     assert extras['read_with_queue_p99_ms'] == pytest.approx(1.284)
 
 
+def test_cluster_latency_is_the_p99_over_every_read_of_the_round():
+    # a busy fast node (990 new reads at 310 us) and a quiet slow one
+    # (20 new reads at 8.2 ms): 2% of the cluster's reads were slow
+    fast = (reading(110.0, 1990, 0, lat_bucket=27, lat_count=1990),
+            reading(100.0, 1000, 0, lat_bucket=27, lat_count=1000))
+    slow = (reading(110.0, 40, 0, lat_bucket=45, lat_count=40),
+            reading(100.0, 20, 0, lat_bucket=45, lat_count=20))
+    got = sampler.cluster_latency([fast, slow])
+    assert got == {'read_p99_ms': 8.239}       # no queue timer: no other key
+    # each node alone: the fast one is fast, the slow one slow
+    assert sampler.compute(CID, 'f', TS, *fast, 10)['read_p99_ms'] == 0.31
+    assert sampler.cluster_latency([fast])['read_p99_ms'] == 0.31
+    # a node that did not answer, or answered for the first time, is left out
+    assert sampler.cluster_latency([fast, (None, slow[1]), (slow[0], None)]) == {
+        'read_p99_ms': 0.31}
+    assert sampler.cluster_latency([]) == {}
+
+
+def test_cluster_latency_with_the_queue_wait():
+    fast = (_queued(reading(110.0, 1990, 0, lat_bucket=27, lat_count=1990), 0, 0),
+            _queued(reading(100.0, 1000, 0, lat_bucket=27, lat_count=1000), 0, 0))
+    queued = (_queued(reading(110.0, 40, 0, lat_bucket=27, lat_count=40), 45, 40),
+              _queued(reading(100.0, 20, 0, lat_bucket=27, lat_count=20), 45, 20))
+    got = sampler.cluster_latency([fast, queued])
+    # the fast node queued nothing; the other's reads each waited 8.2 ms
+    assert got['read_p99_ms'] == 0.31
+    assert got['read_with_queue_p99_ms'] == pytest.approx(8.239 + 0.31)
+    # a node without the queue's timer: no queue-inclusive cluster metric
+    plain = (reading(110.0, 40, 0, lat_bucket=27, lat_count=40),
+             reading(100.0, 20, 0, lat_bucket=27, lat_count=20))
+    assert 'read_with_queue_p99_ms' not in sampler.cluster_latency([fast, plain])
+
+
 def test_no_queue_extras_without_both_histograms():
     plain = reading(110.0, 1500, 700, lat_bucket=27, lat_count=1000)
     queued = _queued(reading(100.0, 1000, 500), 27, 10)

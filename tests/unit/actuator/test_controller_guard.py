@@ -1,0 +1,90 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""The guard reads the cluster's own p99, which the monitor measures from the
+nodes' merged histograms, beside each node's.
+"""
+import datetime
+
+import pytest
+
+from elastman.actuator import controller as controller_mod
+from tests.unit.actuator import test_controller_seen as seen
+
+NOW = seen.NOW
+ROUNDS = [datetime.datetime.fromtimestamp(NOW - 10 - 10 * k, datetime.timezone.utc
+                                          ).replace(tzinfo=None) for k in range(3)]
+
+
+class Samples:
+    """Three nodes, green each (their queue-inclusive p99 is 10 ms), and the
+    cluster's own p99 per round.
+    """
+
+    def __init__(self, cluster_p99):
+        self.cluster_p99 = cluster_p99
+
+    def newest(self, cluster_id, node_ids, limit=1):
+        return {n: [dict(seen.CURRENT, ts=ts, extra={'read_with_queue_p99_ms': 10.0})
+                    for ts in ROUNDS[:limit]] for n in node_ids}
+
+    def cluster_workload(self, cluster_id, since):
+        # oldest first, as the store answers
+        return [{'ts': ts, 'reads_per_s': 2475.0, 'read_p99_ms': 12.0,
+                 'read_with_queue_p99_ms': value}
+                for ts, value in zip(reversed(ROUNDS), reversed(self.cluster_p99))]
+
+
+class Store(seen.FakeStore):
+    def __init__(self, cluster_p99):
+        super().__init__()
+        self.samples = Samples(cluster_p99)
+
+    def list(self, cluster_id, limit=None):
+        if limit is None:
+            return [{'node_id': n, 'flavor': 'm1', 'state': 'UN', 'seed': n == 'n1'}
+                    for n in ('n1', 'n2', 'n3')]
+        return []
+
+    def decisions(self, cluster_id, limit=20):
+        return []
+
+
+def _guard(conf, cluster_p99, slo_metric='read_with_queue_p99_ms'):
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_metric': slo_metric, 'slo_threshold_ms': 35.0}}
+    return controller_mod.Controller(conf, Store(cluster_p99)).guard(
+        cluster, now=NOW, record=False)
+
+
+def test_a_red_cluster_p99_fires_the_guard_while_each_node_is_green(conf):
+    # newest first: the cluster's p99 is over the SLO in the newest round
+    d = _guard(conf, [50.0, 20.0, 20.0])
+    assert d is not None and d.kind == 'scale_out' and d.trigger == 'guard'
+    assert 'cluster p99 50.0 ms' in d.reason
+    assert d.inputs['guard']['colour'] == 'red'
+    assert d.inputs['guard']['in_band'] == []          # no node in the band
+
+
+@pytest.mark.parametrize('cluster_p99, fires', [
+    ([30.0, 30.0, 20.0], True),        # yellow (>= 28 ms) for two rounds
+    ([30.0, 20.0, 20.0], False),       # yellow for one round only
+    ([20.0, 20.0, 20.0], False),       # green
+])
+def test_a_yellow_cluster_p99_must_last(conf, cluster_p99, fires):
+    d = _guard(conf, cluster_p99)
+    assert (d is not None and d.kind == 'scale_out') == fires
+
+
+def test_a_metric_the_monitor_does_not_measure_for_the_cluster(conf):
+    # write_p99_ms has no cluster-wide value: the nodes alone decide
+    assert _guard(conf, [50.0, 50.0, 50.0], slo_metric='write_p99_ms') is None
