@@ -40,7 +40,8 @@ from elastman.evaluation import traces as tr
 LOG = logging.getLogger(__name__)
 
 DEFAULT_PENALTIES = (0.0, 10.0, 100.0, 1000.0)
-SUMMARY_FIELDS = ('policy', 'violation_minutes', 'violation_pct', 'vm_hours',
+SUMMARY_FIELDS = ('policy', 'violation_minutes', 'violation_pct',
+                  'violation_minutes_in_flight', 'vm_hours',
                   'vm_hours_vs_oracle', 'actions', 'max_vms', 'mean_vms', 'p99_median_ms')
 
 
@@ -48,8 +49,10 @@ def summarise(name: str, result: dict[str, Any], step_s: int) -> dict[str, Any]:
     s = result['series']
     minutes = len(s['t'])
     viol = int(s['violation'].sum())
+    in_flight = int((s['violation'] * s['in_flight']).sum())
     return {'policy': name, 'violation_minutes': viol * step_s / 60,
             'violation_pct': 100.0 * viol / max(minutes, 1),
+            'violation_minutes_in_flight': in_flight * step_s / 60,
             'vm_hours': float(s['vms'].sum()) * step_s / 3600.0,
             'actions': len(result['actions']), 'max_vms': int(s['vms'].max()),
             'mean_vms': float(s['vms'].mean()),
@@ -106,14 +109,22 @@ def write_csv(path: str, rows: list[dict], fields: Sequence[str]) -> None:
 
 
 def write_series(path: str, results: dict[str, dict[str, Any]]) -> None:
+    """Per policy and minute: the load, the VMs, the cluster's p99 and
+    whether it violated, and what the minute was like: the policy's action
+    in flight, VMs joining, VMs over their capacity and how many of those
+    were in an interference episode or streaming.
+    """
     with open(path, 'w') as f:
-        f.write('policy,minute,load_ops,vms,serving,p99_ms,violation\n')
+        f.write('policy,minute,load_ops,vms,serving,p99_ms,violation,in_flight,'
+                'joining,vms_over,over_interfered,over_streaming\n')
         for name, res in results.items():
             s = res['series']
             for i in range(len(s['t'])):
-                f.write('%s,%d,%.0f,%d,%d,%.2f,%d\n' % (
+                f.write('%s,%d,%.0f,%d,%d,%.2f,%d,%d,%d,%d,%d,%d\n' % (
                     name, int(s['t'][i] // 60), s['load'][i], s['vms'][i],
-                    s['serving'][i], min(s['p99'][i], 1e6), s['violation'][i]))
+                    s['serving'][i], min(s['p99'][i], 1e6), s['violation'][i],
+                    s['in_flight'][i], s['joining'][i], s['over'][i],
+                    s['over_interfered'][i], s['over_streaming'][i]))
 
 
 def write_actions(path: str, results: dict[str, dict[str, Any]]) -> None:

@@ -387,10 +387,20 @@ class SimCluster:
         self._period_tot[1] += float(w_i.sum())
         self._period_tot[2] += 1
         agg = aggregate_p99(p99, share)
+        over = serv[u > 1.0]
         out = {'t': self.t, 'vms': float(self.vms), 'serving': float(len(serv)),
                'load': reads + writes, 'p99': agg,
                'violation': float(agg > cfg.slo_ms),
-               'max_u': float(u.max()) if len(u) else 0.0}
+               'max_u': float(u.max()) if len(u) else 0.0,
+               # why a minute violates: the policy's action still in
+               # flight, VMs joining, and the overloaded VMs that were in an
+               # interference episode or streaming
+               'in_flight': float(self.in_flight),
+               'joining': float(self.count(JOINING)),
+               'over': float(len(over)),
+               'over_interfered': float((self.interference[over] < 1.0).sum()),
+               'over_streaming': float(((self.stream_until[over] > self.t)
+                                        | (self.state[over] == LEAVING)).sum())}
         self.minute += 1
         return out
 

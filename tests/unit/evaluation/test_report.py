@@ -20,6 +20,7 @@ elastman's self-trained model learns the boundary only from violations, so
 both elastman variants violate during the ramp; which of the two violates
 less depends on the seed, so it is not asserted.
 """
+import csv
 import os
 
 import pytest
@@ -41,6 +42,30 @@ def test_all_policies_and_files(rows):
                         'elastman', 'oracle']
     for f in ('summary.csv', 'utility.csv', 'timeseries.csv', 'actions.csv', 'report.png'):
         assert os.path.getsize(os.path.join(out, f)) > 0
+
+
+def test_the_timeseries_says_what_each_minute_was_like(rows):
+    by, out = rows
+    with open(os.path.join(out, 'timeseries.csv')) as f:
+        series = list(csv.DictReader(f))
+    el = [r for r in series if r['policy'] == 'elastman']
+    assert len(el) == 360
+    actions = [a for a in csv.DictReader(open(os.path.join(out, 'actions.csv')))
+               if a['policy'] == 'elastman']
+    # elastman's actions run one at a time: a minute is in flight from the
+    # decision until the action is done (joins and cleanup included)
+    busy = {m for a in actions for m in range(int(a['minute']) + 1, int(a['done_minute']))}
+    assert busy and busy <= {int(r['minute']) for r in el if r['in_flight'] == '1'}
+    scale_out = next(a for a in actions if a['kind'] == 'scale_out')
+    after = int(scale_out['minute']) + 1
+    assert int(el[after]['joining']) == int(scale_out['count'])
+    for r in series:
+        assert int(r['over_interfered']) <= int(r['vms_over'])
+        assert int(r['over_streaming']) <= int(r['vms_over']) <= int(r['serving'])
+    # target tracking's actions do not hold a slot
+    assert {r['in_flight'] for r in series if r['policy'] == 'target'} == {'0'}
+    assert by['elastman']['violation_minutes_in_flight'] <= \
+        by['elastman']['violation_minutes']
 
 
 def test_orderings_on_a_ramp(rows):
