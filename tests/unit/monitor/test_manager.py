@@ -161,21 +161,26 @@ class FakeHostAgents:
         self.endpoints = (jmx_host, jmx_port)
 
 
+def _slow_reads(**extra):
+    """A source's read: 100 more reads each time, all in bucket 60."""
+    reads = {'n': 0}
+
+    def read(target):
+        reads['n'] += 100
+        hist = [0] * 128
+        hist[60] = reads['n']
+        return readings.Reading(mono=time.monotonic(), source='jmx',
+                                reads=reads['n'], writes=0, read_latency=hist,
+                                write_latency=[0] * 128, **extra)
+    return read
+
+
 def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
     nodes = mgr.store._nodes
     nodes[0].update(host='cmp-1', server_id='vm-a')      # up, on a known host
     nodes[1].update(host='cmp-2', server_id='vm-b')      # down: nothing to say
     mgr.hostagents = FakeHostAgents()
-    reads = {'n': 0}
-
-    def read(target):            # 100 reads a round, all in bucket 60
-        reads['n'] += 100
-        hist = [0] * 128
-        hist[60] = reads['n']
-        return readings.Reading(mono=time.monotonic(), source='jmx',
-                                reads=reads['n'], writes=0,
-                                read_latency=hist, write_latency=[0] * 128)
-    monkeypatch.setattr(mgr.source, 'read', read)
+    monkeypatch.setattr(mgr.source, 'read', _slow_reads())
     mgr.sample_all()
     second = {s['node_id']: s for s in mgr.sample_all()}
     assert second['a']['read_p99_ms'] > 0
@@ -187,17 +192,7 @@ def test_latencies_go_to_the_agent_of_the_compute_host(mgr, monkeypatch):
 
 
 def test_each_round_stores_the_clusters_own_read_p99(mgr, monkeypatch):
-    reads = {'n': 0}
-
-    def read(target):            # 100 reads a round, all in bucket 60
-        reads['n'] += 100
-        hist = [0] * 128
-        hist[60] = reads['n']
-        return readings.Reading(mono=time.monotonic(), source='jmx',
-                                reads=reads['n'], writes=0,
-                                read_latency=hist, write_latency=[0] * 128,
-                                queue_wait=[0] * 128)
-    monkeypatch.setattr(mgr.source, 'read', read)
+    monkeypatch.setattr(mgr.source, 'read', _slow_reads(queue_wait=[0] * 128))
     mgr.sample_all()
     assert 'read_p99_ms' not in mgr.store.samples.totals[-1]   # one reading
     second = {s['node_id']: s for s in mgr.sample_all()}
