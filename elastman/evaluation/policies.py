@@ -38,7 +38,6 @@ interference index.
 from __future__ import annotations
 
 import collections
-import json
 import math
 from typing import Any, Sequence
 
@@ -54,6 +53,7 @@ from elastman.actuator.policy import PAPER_RULE
 from elastman.actuator.policy import ScalingPolicy
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
+from elastman.common import assignments
 from elastman.evaluation import oracle as oracle_mod
 from elastman.evaluation import priors
 from elastman.evaluation.simulator import Action
@@ -503,22 +503,15 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
     assignments (``VALUE`` is JSON; a bare word is a string), checked as the
     API checks a policy. Raises ValueError naming the field.
     """
-    out: dict[str, Any] = {}
+    out = assignments.parse(specs)
     names = policy_mod.field_names()
-    for spec in specs:
-        name, sep, raw = (x.strip() for x in spec.partition('='))
-        if not sep or not name or not raw:
-            raise ValueError('--set %r: expected FIELD=VALUE' % spec)
+    for name in out:
         if name not in names:
             raise ValueError('--set %s: not a scaling policy field (one of %s)'
                              % (name, ', '.join(names)))
         if name in SIMULATOR_FIELDS:
             raise ValueError('--set %s: the simulator sets it from its own '
                              'configuration' % name)
-        try:
-            out[name] = json.loads(raw)
-        except ValueError:
-            out[name] = raw
     try:
         ScalingPolicy(**out).validate()
     except policy_mod.InvalidPolicy as exc:

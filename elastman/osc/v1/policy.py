@@ -18,6 +18,7 @@ from osc_lib.command import command
 from osc_lib import exceptions
 
 from elastman.client import client as em_client
+from elastman.common import assignments
 from elastman.osc.v1 import common
 
 # option -> (policy field, type)
@@ -37,21 +38,6 @@ def _show(policy: dict):
     return tuple(policy), tuple(
         common.JSON(v) if isinstance(v, (dict, list)) else v
         for v in policy.values())
-
-
-def _assignments(specs: list[str]) -> dict:
-    """``{field: value}`` of ``--set field=value`` options."""
-    out = {}
-    for spec in specs:
-        field, sep, raw = (part.strip() for part in spec.partition('='))
-        if not sep or not field or not raw:
-            raise exceptions.CommandError(
-                '--set %r: expected <field>=<value>' % spec)
-        try:
-            out[field] = json.loads(raw)
-        except ValueError:
-            out[field] = raw
-    return out
 
 
 class ShowPolicy(common.ClusterCommand, command.ShowOne):
@@ -113,7 +99,10 @@ class SetPolicy(common.ClusterCommand, command.ShowOne):
             policy['dry_run'] = args.dry_run
         if args.auto_heal is not None:
             policy['auto_heal'] = args.auto_heal
-        policy.update(_assignments(args.fields))
+        try:
+            policy.update(assignments.parse(args.fields, '<field>=<value>'))
+        except ValueError as exc:
+            raise exceptions.CommandError(str(exc))
         if args.model is not None:
             try:
                 policy['model'] = json.loads(args.model)
