@@ -35,6 +35,12 @@ monitor_opts = [
     cfg.FloatOpt('cql_timeout', default=2.0, min=0.2,
                  help='Connect and request timeout of the per-node CQL '
                       'session (liveness check and fallback counters).'),
+    cfg.IntOpt('probe_requests', default=5, min=1, max=50,
+               help='Requests the monitor sends each node at once every '
+                    'round through the node\'s CQL port, timed on the '
+                    'monitor\'s side of the socket: the liveness check, '
+                    'and the sample\'s probe_max_ms (the slowest; one that '
+                    'times out counts as cql_timeout).'),
     cfg.ListOpt('excluded_keyspaces', default=[],
                 help='Keyspaces whose traffic is not workload (besides '
                      'Cassandra\'s system keyspaces and elastman\'s own '

@@ -350,12 +350,15 @@ class MonitorManager(sharing.SharedManager):
                             node['node_id'], node['host'], exc)
 
     def _read_node(self, target: readings.Target) -> readings.Reading:
-        self.cql_reader.ping(target)
+        probe = self.cql_reader.ping(target,
+                                     self.conf.monitor.probe_requests)
         try:
-            return self.source.read(target)
+            reading = self.source.read(target)
         except sources.SourceError as exc:
             LOG.warning('%s; counting from CQL virtual tables only', exc)
-            return self.cql_reader.read(target)
+            reading = self.cql_reader.read(target)
+        reading.probe_ms = list(probe) if probe else None
+        return reading
 
     def _record(self, cluster_id, ts, samples: list[dict],
                 latency: dict[str, float] | None = None) -> None:

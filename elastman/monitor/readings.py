@@ -21,6 +21,8 @@ node, counts its requests from the virtual tables.
 from __future__ import annotations
 
 import dataclasses
+import socket
+import threading
 import time
 
 from cassandra import cluster as cql_cluster
@@ -37,6 +39,8 @@ SYSTEM_KEYSPACES = frozenset({
     'system_cluster_metadata'})
 #: ``Reading.source`` of the CQL fallback (counts only)
 CQL = 'cql'
+#: what the monitor's probe requests ask a node
+PROBE_QUERY = 'SELECT release_version FROM system.local'
 
 
 @dataclasses.dataclass
@@ -57,6 +61,9 @@ class Reading:
     # sample keys (sampler.METRIC_KEYS) a source measured itself; used where
     # the two readings give no interval histogram
     gauges: dict[str, float] | None = None
+    # round trips (ms) of the monitor's own probe requests to the node at
+    # this reading, timed on the monitor's side of the socket
+    probe_ms: list[float] | None = None
 
 
 @dataclasses.dataclass
@@ -107,6 +114,9 @@ class CqlReader:
                     max(1.0, self.timeout)),
                 protocol_version=5, idle_heartbeat_interval=10,
                 schema_metadata_enabled=False, token_metadata_enabled=False,
+                # the probes go out together: without this, Nagle holds
+                # all but the first until the node's delayed ACK (~40 ms)
+                sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
                 **access_mod.cql_options(target.access, target.address))
             try:
                 session = cluster.connect()
@@ -122,11 +132,45 @@ class CqlReader:
             self._sessions[key] = (fingerprint, session)
         return session
 
-    def ping(self, target: Target) -> None:
-        """Raise unless the node answers a query now."""
-        self._session(target).execute(
-            'SELECT release_version FROM system.local',
-            timeout=self.timeout)
+    def ping(self, target: Target, requests: int = 1) -> list[float]:
+        """Send ``requests`` probe queries to the node at once and return
+        the round trip of each in milliseconds, as a client sees it: it
+        includes any wait before the node's own timers start. A probe that
+        fails or is not answered within the timeout counts as the timeout.
+        Raise when none is answered.
+        """
+        session = self._session(target)
+        lock = threading.Lock()
+        done = threading.Event()
+        times: list[float] = []
+        errors: list[BaseException] = []
+        left = [requests]
+
+        def record(started: float, error: BaseException | None) -> None:
+            with lock:
+                if error is None:
+                    times.append((time.monotonic() - started) * 1000.0)
+                else:
+                    errors.append(error)
+                left[0] -= 1
+                if not left[0]:
+                    done.set()
+
+        for _ in range(requests):
+            started = time.monotonic()
+            future = session.execute_async(PROBE_QUERY, timeout=self.timeout)
+            future.add_callbacks(lambda _rows, t: record(t, None),
+                                 lambda exc, t: record(t, exc),
+                                 callback_args=(started,),
+                                 errback_args=(started,))
+        done.wait(self.timeout + 1.0)
+        with lock:
+            if not times:
+                raise errors[0] if errors else TimeoutError(
+                    'no answer from %s:%d within %.1f s' % (
+                        target.address, target.cql_port, self.timeout))
+            return sorted(times) + [self.timeout * 1000.0] * (
+                requests - len(times))
 
     def read(self, target: Target) -> Reading:
         session = self._session(target)

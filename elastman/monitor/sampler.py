@@ -106,18 +106,26 @@ def queue_extras(current: readings.Reading | None,
     """What the coordinator latency leaves out: the wait in the node's
     native-transport queue over the interval (``queue_p99_ms``, all requests)
     and the read p99 with that wait added (``read_with_queue_p99_ms``, the two
-    taken as independent). Empty when a histogram is missing or was reset.
+    taken as independent); and the slowest round trip of the monitor's probe
+    requests (``probe_max_ms``), which also waited where no timer of the
+    node looks. Without the queue's histogram (missing or reset), only
+    ``probe_max_ms``.
     """
+    out = {}
+    probe = current.probe_ms if current is not None else None
+    if probe:
+        out['probe_max_ms'] = round(max(probe), 3)
     if current is None or previous is None:
-        return {}
+        return out
     queue = _delta(current.queue_wait, previous.queue_wait)
     if not queue or histogram.total(queue) == 0:
-        return {}
-    out = {'queue_p99_ms': _ms(histogram.percentile(queue, 0.99))}
+        return out
+    out['queue_p99_ms'] = _ms(histogram.percentile(queue, 0.99))
     reads = _delta(current.read_latency, previous.read_latency)
     if reads and histogram.total(reads):
-        out['read_with_queue_p99_ms'] = _ms(
-            histogram.sum_percentile(reads, queue, 0.99))
+        value = _ms(histogram.sum_percentile(reads, queue, 0.99))
+        if value is not None:
+            out['read_with_queue_p99_ms'] = value
     return out
 
 

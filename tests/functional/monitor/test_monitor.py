@@ -125,9 +125,17 @@ def test_samples_match_a_known_load(cluster, monitored, store):
     for s in queued:
         assert 0 < s['extra']['queue_p99_ms'] <= s['extra']['read_with_queue_p99_ms']
         assert s['read_p99_ms'] <= s['extra']['read_with_queue_p99_ms']
+    # every node that answered was probed from the monitor's side of the
+    # socket: a real round trip, within the CQL timeout
+    probed = [s['extra'].get('probe_max_ms')
+              for _, samples in rounds for s in samples if s['up']]
+    assert probed and all(
+        p is not None and 0 < p <= mgr.conf.monitor.cql_timeout * 1000
+        for p in probed), probed
     stored = store.samples.for_node(cluster_id, cluster.servers[0].id,
                                     limit=3)
     assert len(stored) == 3 and stored[0]['reads_per_s'] is not None
+    assert stored[0]['extra']['probe_max_ms'] > 0
     # the cluster's totals, which the predictor reads, one row per round
     totals = store.samples.cluster_workload(cluster_id, began)
     assert len(totals) >= 3

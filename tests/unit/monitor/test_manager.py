@@ -101,7 +101,7 @@ def mgr(conf, monkeypatch):
     counts = {'a': 0}
     release = threading.Event()
 
-    def ping(target):
+    def ping(target, requests=1):
         if target.address == '10.0.0.2':
             raise ConnectionError('refused')        # down
         if target.address == '10.0.0.3':
@@ -279,7 +279,7 @@ def test_nodes_are_read_with_the_clusters_access(mgr, monkeypatch):
         'tls': {'cql': True, 'jmx': False}}
     seen = []
 
-    def ping(target):
+    def ping(target, requests=1):
         seen.append(target.access)
     monkeypatch.setattr(mgr.cql_reader, 'ping', ping)
     mgr.sample_all()
@@ -290,7 +290,7 @@ def test_nodes_are_read_with_the_clusters_access(mgr, monkeypatch):
 def test_refused_credentials_show_on_the_cluster(mgr, monkeypatch):
     from elastman.cassandra import access
 
-    def refuse(target):
+    def refuse(target, requests=1):
         raise access.AccessDenied(service='CQL', where=target.address,
                                   who="user 'mon'", reason='Bad credentials')
     monkeypatch.setattr(mgr.cql_reader, 'ping', refuse)
@@ -299,7 +299,7 @@ def test_refused_credentials_show_on_the_cluster(mgr, monkeypatch):
     reason = mgr.store.row['status_reason']
     assert reason.startswith('monitor: CQL at 10.0.0.') and \
         "refused user 'mon': Bad credentials" in reason
-    monkeypatch.setattr(mgr.cql_reader, 'ping', lambda target: None)
+    monkeypatch.setattr(mgr.cql_reader, 'ping', lambda target, requests=1: None)
     mgr.sample_all()
     assert mgr.store.row['status_reason'] is None
     # a reason the monitor did not write is left alone

@@ -105,6 +105,27 @@ def test_queue_wait_and_read_latency_with_it():
     assert extras['read_with_queue_p99_ms'] == pytest.approx(1.284)
 
 
+def test_probe_round_trips_are_reported_beside_the_timers():
+    before = _queued(reading(100.0, 1000, 500, lat_bucket=27,
+                             lat_count=1000), 27, 100)
+    after = _queued(reading(110.0, 1500, 700, lat_bucket=27,
+                            lat_count=1000), 27, 100)
+    after.read_latency[31] = 100        # new reads: 642 us
+    after.queue_wait[31] = 40           # new waits: 642 us
+    # the probes waited longer than any timer of the node saw: reported,
+    # and the timers' metric is left as they measured it
+    after.probe_ms = [3.0, 4.5, 9.25]
+    extras = sampler.queue_extras(after, before)
+    assert extras['probe_max_ms'] == 9.25
+    assert extras['read_with_queue_p99_ms'] == pytest.approx(1.284)
+    assert extras['queue_p99_ms'] == pytest.approx(0.642)
+    # without the queue's timer, or the node's first reading: the probe only
+    plain = reading(110.0, 1500, 700, lat_bucket=27, lat_count=1000)
+    plain.probe_ms = [7.0]
+    assert sampler.queue_extras(plain, before) == {'probe_max_ms': 7.0}
+    assert sampler.queue_extras(plain, None) == {'probe_max_ms': 7.0}
+
+
 def test_cluster_latency_is_the_p99_over_every_read_of_the_round():
     # a busy fast node (990 new reads at 310 us) and a quiet slow one
     # (20 new reads at 8.2 ms): 2% of the cluster's reads were slow
