@@ -93,25 +93,28 @@ def _queued(reading_, bucket, count):
     return reading_
 
 
-def test_queue_wait_and_read_latency_with_it():
+def _queued_round():
+    """Two readings 10 s apart: 100 new reads at 642 us, each after a wait
+    of 642 us in the queue.
+    """
     before = _queued(reading(100.0, 1000, 500, lat_bucket=27,
                              lat_count=1000), 27, 100)
     after = _queued(reading(110.0, 1500, 700, lat_bucket=27,
                             lat_count=1000), 27, 100)
-    after.read_latency[31] = 100        # new reads: 642 us
-    after.queue_wait[31] = 40           # new waits: 642 us
+    after.read_latency[31] = 100
+    after.queue_wait[31] = 40
+    return before, after
+
+
+def test_queue_wait_and_read_latency_with_it():
+    before, after = _queued_round()
     extras = sampler.queue_extras(after, before)
     assert extras['queue_p99_ms'] == pytest.approx(0.642)
     assert extras['read_with_queue_p99_ms'] == pytest.approx(1.284)
 
 
 def test_probe_round_trips_are_reported_beside_the_timers():
-    before = _queued(reading(100.0, 1000, 500, lat_bucket=27,
-                             lat_count=1000), 27, 100)
-    after = _queued(reading(110.0, 1500, 700, lat_bucket=27,
-                            lat_count=1000), 27, 100)
-    after.read_latency[31] = 100        # new reads: 642 us
-    after.queue_wait[31] = 40           # new waits: 642 us
+    before, after = _queued_round()
     # the probes waited longer than any timer of the node saw: reported,
     # and the timers' metric is left as they measured it
     after.probe_ms = [3.0, 4.5, 9.25]
