@@ -114,8 +114,8 @@ class CqlReader:
                     max(1.0, self.timeout)),
                 protocol_version=5, idle_heartbeat_interval=10,
                 schema_metadata_enabled=False, token_metadata_enabled=False,
-                # the probes go out together: without this, Nagle holds
-                # all but the first until the node's delayed ACK (~40 ms)
+                # the probes go out together, and each is timed: no
+                # coalescing of small writes (the Java driver's default)
                 sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
                 **access_mod.cql_options(target.access, target.address))
             try:
