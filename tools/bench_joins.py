@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""How a +2 scale-out joins on real Cassandra: two new nodes at once, then
+two one after the other.
+
+Starts a one-node local-cloud cluster holding ``--rows`` rows, then
+
+1. adds two servers one at a time, each once the previous one is ``UN``,
+   as the actuator's executor does, printing each one's time from create
+   to ``UN``;
+2. creates two more servers back to back and watches ``nodetool status``
+   until each is ``UN`` or its Cassandra process has exited, printing when
+   each was seen joining and joined, and the line of the log of a node that
+   exited about why.
+
+    python3 tools/bench_joins.py [--rows 20000] [--value-size 1000] \
+        [--timeout 300]
+
+The simulator joins the nodes of a +k scale-out in parallel; this is the
+measurement that says whether Cassandra does.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))))
+
+from cassandra import cluster as cql_cluster  # noqa: E402
+from cassandra import concurrent  # noqa: E402
+from cassandra import policies  # noqa: E402
+
+from elastman.cassandra import nodetool  # noqa: E402
+from elastman.common import config as em_config  # noqa: E402
+from elastman.compute import base  # noqa: E402
+from elastman.compute import local  # noqa: E402
+
+REASONS = ('Other bootstrapping', 'bootstrap', 'Exception', 'ERROR')
+
+
+def load(server: base.Server, rows: int, value_size: int) -> None:
+    """A keyspace of ``rows`` rows on the first node, for the joins to
+    stream.
+    """
+    cluster = cql_cluster.Cluster(
+        [server.address], port=server.cql_port, protocol_version=5,
+        load_balancing_policy=policies.WhiteListRoundRobinPolicy(
+            [server.address]))
+    try:
+        session = cluster.connect()
+        session.execute("CREATE KEYSPACE IF NOT EXISTS joins WITH "
+                        "replication = {'class': 'SimpleStrategy', "
+                        "'replication_factor': 1}")
+        session.execute('CREATE TABLE IF NOT EXISTS joins.t '
+                        '(k int PRIMARY KEY, v blob)')
+        insert = session.prepare('INSERT INTO joins.t (k, v) VALUES (?, ?)')
+        value = os.urandom(value_size)
+        concurrent.execute_concurrent_with_args(
+            session, insert, [(k, value) for k in range(rows)],
+            concurrency=64)
+    finally:
+        cluster.shutdown()
+
+
+def status(tool: nodetool.Nodetool) -> dict[str, str]:
+    try:
+        return {n.address: n.code for n in tool.status()}
+    except Exception:
+        return {}
+
+
+def why_exited(driver: local.LocalDriver, server_id: str) -> str:
+    """The log line of an exited node that says why, best first."""
+    path = os.path.join(driver.node(server_id).log_dir, 'system.log')
+    try:
+        with open(path, errors='replace') as f:
+            lines = f.readlines()
+    except OSError as exc:
+        return 'no log: %s' % exc
+    for word in REASONS:
+        for line in lines:
+            if word in line:
+                return line.strip()[:300]
+    return (lines[-1].strip() if lines else 'empty log')[:300]
+
+
+def watch(driver, tool, servers, started, timeout) -> dict[str, dict]:
+    """Until every server is UN or exited: when each was first seen UJ and
+    UN (seconds since ``started``), or that it exited and why.
+    """
+    seen = {s.id: {} for s in servers}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        codes = status(tool)
+        now = time.monotonic() - started
+        for s in servers:
+            record = seen[s.id]
+            if 'UN' in record or 'exited' in record:
+                continue
+            code = codes.get(s.address)
+            if code in ('UJ', 'UN') and code not in record:
+                record[code] = now
+            if code != 'UN' and driver.get(s.id).status == base.ERROR:
+                record['exited'] = now
+                record['why'] = why_exited(driver, s.id)
+        if all('UN' in r or 'exited' in r for r in seen.values()):
+            break
+        time.sleep(2)
+    return seen
+
+
+def wait_un(driver, tool, server, timeout) -> float:
+    started = time.monotonic()
+    seen = watch(driver, tool, [server], started, timeout)[server.id]
+    if 'UN' not in seen:
+        raise RuntimeError('%s did not join: %s' % (server.address, seen))
+    return seen['UN']
+
+
+def _at(record: dict, key: str) -> str:
+    return '%.1f' % record[key] if key in record else '-'
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--rows', type=int, default=20000)
+    ap.add_argument('--value-size', type=int, default=1000)
+    ap.add_argument('--flavor', default='j:cpu=1,heap=384M')
+    ap.add_argument('--network', default='127.0.84.0/25')
+    ap.add_argument('--jmx-port-base', type=int, default=18000)
+    ap.add_argument('--timeout', type=float, default=300.0,
+                    help='seconds to wait for the nodes of one step')
+    args = ap.parse_args()
+    conf = em_config.CONF
+    conf([], project='elastman', default_config_files=[])
+    state = tempfile.mkdtemp(prefix='elastman-joins-')
+    conf.set_override('state_path', state)
+    conf.set_override('flavor', [args.flavor], 'local_cloud')
+    conf.set_override('network', args.network, 'local_cloud')
+    conf.set_override('jmx_port_base', args.jmx_port_base, 'local_cloud')
+    conf.set_override('cgroup_parent', 'elastman-joins', 'local_cloud')
+    flavor = args.flavor.split(':')[0]
+    driver = local.LocalDriver(conf)
+    tag = {base.CLUSTER_TAG: str(uuid.uuid4())}
+    try:
+        first = driver.create('join0', flavor, tag)
+        driver.node(first.id).wait_for_cql(args.timeout)
+        tool = nodetool.Nodetool(conf, first.jmx_host, first.jmx_port,
+                                 log_dir=os.path.join(state, 'nodetool'))
+        load(first, args.rows, args.value_size)
+        print('first node %s UN, %d rows of %d bytes'
+              % (first.address, args.rows, args.value_size))
+
+        print('two servers one at a time:')
+        total = 0.0
+        for i in (1, 2):
+            started = time.monotonic()
+            server = driver.create('join%d' % i, flavor, tag,
+                                   seeds=[first.address])
+            took = wait_un(driver, tool, server, args.timeout)
+            total += took
+            print('  %s: UN %.1f s after its create' % (server.address, took))
+        print('  both: %.1f s' % total)
+
+        started = time.monotonic()
+        pair = [driver.create('join%d' % i, flavor, tag,
+                              seeds=[first.address]) for i in (3, 4)]
+        print('two servers created back to back in %.1f s:'
+              % (time.monotonic() - started))
+        seen = watch(driver, tool, pair, started, args.timeout)
+        for server in pair:
+            record = seen[server.id]
+            print('  %s: joining at %s s, UN at %s s, exited at %s s%s' % (
+                server.address, _at(record, 'UJ'), _at(record, 'UN'),
+                _at(record, 'exited'),
+                ('\n    ' + record['why']) if 'why' in record else ''))
+        return 0
+    finally:
+        for server in driver.list():
+            driver.delete(server.id)
+        shutil.rmtree(state, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
