@@ -70,6 +70,8 @@ _LN01 = math.log(0.01)
 # three-point Gauss-Hermite rule for E[h(e)], e ~ N(0, 1)
 _GH_NODES = np.array([-math.sqrt(3.0), 0.0, math.sqrt(3.0)])
 _GH_WEIGHTS = np.array([1.0 / 6.0, 2.0 / 3.0, 1.0 / 6.0])
+#: the farthest the oracle looks ahead for VMs to start (minutes)
+MAX_AHEAD = 360
 
 
 class Planner:
@@ -93,6 +95,8 @@ class Planner:
         self.step_s = trace.step_s
         self.lead = int(math.ceil(cfg.join_s * (1 + cfg.join_jitter) / self.step_s)) + 1
         self.hold = int(math.ceil(cfg.decommission_s / self.step_s)) + self.lead
+        # joins in a row: a rise that needs d VMs must start d joins early
+        self.slots = max(cfg.join_slots, 0)
         # quadrature: size factor (rows) x latency divisor (columns), weights
         self._size_q = np.exp(cfg.size_noise * _GH_NODES)
         self._lat_q = np.exp(-cfg.latency_noise * _GH_NODES)
@@ -193,7 +197,7 @@ class Planner:
         """VMs to add now and ordinals to remove now, with a reason."""
         sim = self.sim
         first = sim.minute
-        last = min(len(self.x), first + self.hold)
+        last = min(len(self.x), first + self._window(first))
         if first >= last:
             return 0, [], ''
         minutes = np.arange(first, last)
@@ -218,7 +222,28 @@ class Planner:
             reason = ', '.join(filter(None, [reason, '%d VM(s) due now for the SLO' % add]))
         if add or remove or joining.any():
             return add, remove, reason
-        return 0, self._remove(slots, cur, times, x, s), ''
+        h = min(self.hold, len(minutes))
+        return 0, self._remove(slots, cur.upto(h), times[:h], x[:h], s[:h]), ''
+
+    def _window(self, first: int) -> int:
+        """Minutes to look ahead: ``hold``, or with joins in a row as far as
+        a rise whose VMs must start joining by now (the VMs a minute needs
+        estimated at 80% of a nominal VM's room, the 1.2 a margin on it;
+        the plan checks every minute of the window exactly). At most
+        ``MAX_AHEAD`` minutes.
+        """
+        if not self.slots:
+            return self.hold
+        end = min(len(self.x), first + MAX_AHEAD)
+        if end <= first + self.hold:
+            return self.hold
+        x, s = self.x[first:end], self.s[first:end]
+        need = 1.2 * x / np.maximum(0.8 - s, 0.05)
+        have = self.sim.count(SERVING, JOINING)
+        rows = np.ceil(np.maximum(need - have, 0.0) / self.slots)
+        due = np.arange(end - first) - rows * self.lead
+        late = np.flatnonzero(due <= self.hold)
+        return max(self.hold, int(late.max()) + 1 if late.size else 0)
 
     def _cleanup(self, joins: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Per minute: does a join put the serving VMs into cleanup?"""
@@ -276,12 +301,14 @@ class Planner:
         planned the same way.
         """
         sim, cfg = self.sim, self.cfg
-        up = min(self.lead, len(minutes))
+        up = len(minutes) if self.slots else min(self.lead, len(minutes))
         k0 = sim.next_ordinal
         cap = max(32, 4 * len(cur.g))
         props = self._props(k0, cap)
-        new_ready = sim.t + cfg.join_s * (1 + props[:, 2])
+        _, new_ready, _ = sim.join_schedule(props[:, 2])
         join_min = np.ceil(new_ready / self.step_s).astype(np.int64)
+        _, later_ready, _ = sim.join_schedule(props[:, 2], sim.t + self.step_s)
+        join_later = np.ceil(later_ready / self.step_s).astype(np.int64)
         new = _Rows(props[:, 0], props[:, 1, None] * sim.flavor_factor[0]
                     * self.interference(np.arange(k0, k0 + cap), times),
                     join_min[:, None] <= minutes, np.zeros((cap, len(times)), bool),
@@ -302,7 +329,7 @@ class Planner:
                 now = self._prefix(rows, new, k, join_min[k:] <= minutes[j], j, x, s)
                 if now is None:
                     continue                    # too late whatever starts now
-                later = self._prefix(rows, new, k, join_min[k:] < minutes[j], j, x, s)
+                later = self._prefix(rows, new, k, join_later[k:] <= minutes[j], j, x, s)
                 if later is None or later > now:
                     more = max(more, now)
             if not more:
@@ -383,6 +410,11 @@ class _Rows:
     def __init__(self, g, f_free, present, stream, joins) -> None:
         self.g, self.f_free, self.present, self.stream = g, f_free, present, stream
         self.joins = np.asarray(joins, float)      # ready times of VMs still joining
+
+    def upto(self, n: int) -> '_Rows':
+        """The first ``n`` minutes."""
+        return _Rows(self.g, self.f_free[:, :n], self.present[:, :n], self.stream[:, :n],
+                     self.joins)
 
     def plus(self, new: '_Rows', k: int) -> '_Rows':
         if not k:

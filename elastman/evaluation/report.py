@@ -180,10 +180,11 @@ def plot(path: str, results: dict[str, dict[str, Any]], slo_ms: float,
 def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
            names: Sequence[str] = pol.ALL, penalties: Sequence[float] = DEFAULT_PENALTIES,
            progress: Any = None, png: bool = True,
-           settings: Mapping[str, Any] | None = None) -> list[dict]:
+           settings: Mapping[str, Any] | None = None,
+           cfg: sim_mod.SimConfig | None = None) -> list[dict]:
     """Run and write everything to ``out``; returns the summary rows."""
     os.makedirs(out, exist_ok=True)
-    cfg = sim_mod.SimConfig()
+    cfg = cfg or sim_mod.SimConfig()
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
     results = run_all(trace, names, seed, cfg, progress=progress, settings=settings)
     rows, util = tables(results, trace.step_s, penalties)
@@ -234,6 +235,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='with --sweep: the knob values of a policy (default: its own)')
     ap.add_argument('--jobs', type=int, default=1,
                     help='with --sweep: runs in parallel (processes)')
+    ap.add_argument('--join-slots', type=int, default=sim_mod.SimConfig.join_slots,
+                    metavar='N',
+                    help='VMs of a cluster that join at once (0: every VM of a '
+                         'scale-out in parallel; 1: one after the other, as the '
+                         'actuator does and Cassandra requires); default %(default)s')
     ap.add_argument('--set', action='append', default=[], dest='settings',
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '
@@ -247,8 +253,11 @@ def run_args(args: argparse.Namespace) -> int:
         settings = pol.parse_settings(args.settings)
     except ValueError as e:
         raise SystemExit('simulate: %s' % e)
+    if args.join_slots < 0:
+        raise SystemExit('simulate: --join-slots %d: 0 or more' % args.join_slots)
+    cfg = sim_mod.SimConfig(join_slots=args.join_slots)
     if args.sweep:
-        return run_sweep(args, settings)
+        return run_sweep(args, settings, cfg)
     try:
         nodes = int(args.nodes)
     except ValueError:
@@ -258,13 +267,14 @@ def run_args(args: argparse.Namespace) -> int:
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
-                  png=not args.no_png, settings=settings)
+                  png=not args.no_png, settings=settings, cfg=cfg)
     print(format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
 
 
-def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
+def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any],
+              cfg: sim_mod.SimConfig) -> int:
     from elastman.evaluation import sweep
 
     t0 = time.monotonic()
@@ -274,7 +284,7 @@ def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any]) -> int:
                          args.days, args.seed, sweep.parse_values(args.values),
                          max(1, args.jobs),
                          progress=lambda m: print(m, file=sys.stderr, flush=True),
-                         settings=settings)
+                         settings=settings, cfg=cfg)
     except ValueError as e:
         raise SystemExit('simulate --sweep: %s' % e)
     sweep.write(args.out, rows, png=not args.no_png)

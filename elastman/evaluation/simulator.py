@@ -24,8 +24,12 @@ noise; the cluster's p99 is the 99th percentile of the mixture of the VMs'
 exponential latency tails, weighted by their read share.
 
 A VM joins after boot + bootstrap (with jitter) and counts only once serving
-(``UN``); cleanup then runs on the older VMs. A removed VM keeps serving while
-it decommissions and is billed until it is gone.
+(``UN``); cleanup then runs on the older VMs. ``join_slots`` bounds how many
+VMs of a cluster join at once: 0 lets every VM of a scale-out join in
+parallel; 1 joins them in a row, as the actuator's executor does (Cassandra
+refuses a bootstrap while another node bootstraps, ``tools/bench_joins.py``):
+each VM is created, and billed, when the one before it serves. A removed VM
+keeps serving while it decommissions and is billed until it is gone.
 
 Everything random comes from the seed: the properties of the k-th VM a
 cluster creates (share weight, capacity factor, join jitter, interference
@@ -69,6 +73,7 @@ class SimConfig:
     bootstrap_s: float = 480.0
     join_jitter: float = 0.2         # +- fraction of boot + bootstrap
     cleanup_s: float = 300.0
+    join_slots: int = 0              # VMs joining at once; 0: no limit
     decommission_s: float = 600.0
     streaming_penalty: float = 0.9   # capacity factor while streaming/cleaning
     interference_per_day: float = 0.1  # episodes per VM per day
@@ -164,6 +169,7 @@ class SimCluster:
         self.g = np.ones(n0)
         self.f0 = np.ones(n0)
         self.ready_at = np.zeros(n0)
+        self.start_at = np.zeros(n0)       # created (and billed) from
         self.done_at = np.zeros(n0)
         self.stream_until = np.zeros(n0)
         self.seed_flag = np.zeros(n0, dtype=bool)
@@ -176,6 +182,7 @@ class SimCluster:
         self.actions: list[ActionRecord] = []
         self.last_action_done: float | None = None
         self._busy_until = -1.0
+        self.join_free = np.zeros(max(cfg.join_slots, 0))   # per join slot
         # observations of the current minute (per slot) and of the period
         self.obs_reads = np.zeros(n0)
         self.obs_writes = np.zeros(n0)
@@ -194,7 +201,8 @@ class SimCluster:
 
     def _grow(self) -> None:
         n = len(self.state) * 2
-        for attr in ('ordinal', 'state', 'flavor', 'g', 'f0', 'ready_at', 'done_at',
+        for attr in ('ordinal', 'state', 'flavor', 'g', 'f0', 'ready_at', 'start_at',
+                     'done_at',
                      'stream_until', 'seed_flag', 'interference', 'obs_reads',
                      'obs_writes', 'obs_p99', 'obs_cpu', 'obs_size', 'acc_n'):
             old = getattr(self, attr)
@@ -216,13 +224,40 @@ class SimCluster:
             free = np.flatnonzero(self.state == GONE)
         return int(free[0])
 
+    def join_schedule(self, jitter: np.ndarray, t: float | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """When VMs asked for at ``t`` (default: now), in this order and
+        with these join jitters, are created and serve, after those already
+        joining; and the join slots' free times after them.
+        """
+        t = self.t if t is None else float(t)
+        length = self.cfg.join_s * (1 + np.asarray(jitter, float))
+        if not len(self.join_free):
+            return np.full(len(length), t), t + length, self.join_free
+        if len(self.join_free) == 1:
+            start = max(t, float(self.join_free[0])) + np.concatenate(
+                [[0.0], np.cumsum(length)[:-1]])
+            ready = start + length
+            return start, ready, ready[-1:] if len(ready) else self.join_free
+        free = self.join_free.copy()
+        start, ready = np.empty(len(length)), np.empty(len(length))
+        for i, ln in enumerate(length):
+            j = int(np.argmin(free))
+            start[i] = max(t, free[j])
+            ready[i] = free[j] = start[i] + ln
+        return start, ready, free
+
     def _create(self, flavor: str, count: int, ready: bool = False) -> float:
         done = self.t
-        for _ in range(count):
+        if not ready:
+            first = self.next_ordinal
+            jitter = [self.lottery.props(k)[2] for k in range(first, first + count)]
+            starts, readies, self.join_free = self.join_schedule(np.array(jitter))
+        for i in range(count):
             k = self.next_ordinal
             self.next_ordinal += 1
             s = self._free_slot()
-            g, f, jit = self.lottery.props(k)
+            g, f, _ = self.lottery.props(k)
             self.ordinal[s], self.flavor[s] = k, self.flavor_index[flavor]
             self.g[s], self.f0[s] = g, f
             self.seed_flag[s] = k < self.cfg.seeds
@@ -233,9 +268,10 @@ class SimCluster:
             self.obs_reads[s] = self.obs_writes[s] = self.obs_p99[s] = self.obs_cpu[s] = 0.0
             if ready:
                 self.state[s], self.ready_at[s] = SERVING, self.t
+                self.start_at[s] = self.t
             else:
                 self.state[s] = JOINING
-                self.ready_at[s] = self.t + self.cfg.join_s * (1 + jit)
+                self.start_at[s], self.ready_at[s] = starts[i], readies[i]
                 done = max(done, self.ready_at[s] + self.cfg.cleanup_s)
             self.slot_of[k] = s
             for ep in self.lottery.episodes(k):
@@ -283,8 +319,9 @@ class SimCluster:
 
     @property
     def vms(self) -> int:
-        """VMs billed now (joining, serving, leaving)."""
-        return int((self.state != GONE).sum())
+        """VMs billed now (created and joining, serving, leaving)."""
+        queued = (self.state == JOINING) & (self.start_at > self.t)
+        return int((self.state != GONE).sum() - queued.sum())
 
     def period_means(self) -> dict[str, np.ndarray]:
         """Per serving slot: mean reads/s, writes/s, p99, CPU over the period."""

@@ -63,8 +63,8 @@ def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | Non
 
 
 def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: str,
-             value: float | None, settings: Mapping[str, Any]) -> dict[str, Any]:
-    cfg = sim_mod.SimConfig()
+             value: float | None, settings: Mapping[str, Any],
+             cfg: sim_mod.SimConfig) -> dict[str, Any]:
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
     p = pol.make([name], options=dict(settings))[0]
     default = p.knob_value()
@@ -83,14 +83,16 @@ def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
         days: float | None = None, seed: int = 1,
         values: dict[str, Sequence[float]] | None = None, jobs: int = 1,
         progress: Callable[[str], None] | None = None,
-        settings: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        settings: Mapping[str, Any] | None = None,
+        cfg: sim_mod.SimConfig | None = None) -> list[dict[str, Any]]:
     """Run every setting on every trace and size; rows in a fixed order.
     ``settings`` are scaling policy fields of the elastman policies (their
-    swept knob wins).
+    swept knob wins); ``cfg`` the simulated cluster's timings.
     """
     grid = knob_settings(names, values)
     fields = dict(settings or {})
-    tasks = [(t, n, days, seed, name, v, fields) for t in trace_names for n in sizes
+    cfg = cfg or sim_mod.SimConfig()
+    tasks = [(t, n, days, seed, name, v, fields, cfg) for t in trace_names for n in sizes
              for name, v in grid]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(jobs) as ex:

@@ -139,3 +139,19 @@ def test_the_cheaper_of_the_two_scale_out_rules_is_kept():
     assert chosen['vm_minutes'] == min(costs.values())
     assert costs[chosen['room_to_grow']] == chosen['vm_minutes']
     assert plan and all(isinstance(a, sm.Action) for a in plan.values())
+
+
+def test_joins_in_a_row_are_planned_ahead():
+    """With one join slot the VMs of a rise join one after the other: the
+    oracle starts them early enough and its plan is what the cluster did.
+    """
+    cfg = sm.SimConfig(join_slots=1)
+    trace = tr.load('ramp', 20, None, 1, cfg.hardware)
+    oracle = pol.Oracle()
+    res = sm.run(trace, oracle, cfg, FLAVORS, 1)
+    assert res['series']['violation'].sum() == 0
+    assert res['series']['vms'].sum() == oracle.chosen['vm_minutes']
+    grow = [a for a in res['actions'] if a.kind == 'scale_out']
+    assert any(a.count > 1 for a in grow)
+    # started together, they would have joined in about one join time
+    assert max(a.done_at - a.t for a in grow) > 2 * cfg.join_s

@@ -54,6 +54,35 @@ def test_join_and_decommission_timing():
     assert c.vms == 4 and 4 not in c.slot_of
 
 
+def test_join_slots_join_the_vms_of_a_scale_out_in_a_row():
+    """With one join slot each VM is created (and billed) when the one
+    before it serves, as the actuator's executor bootstraps them; without a
+    limit they join together.
+    """
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    together = _cluster()
+    together.step()
+    together.apply(sm.Action(add=3, flavor='m1.medium'))
+    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
+                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one.step()
+    one.apply(sm.Action(add=3, flavor='m1.medium'))
+    assert together.vms == 7 and one.vms == 5       # the next two are not created yet
+    slots = [one.slot_of[k] for k in (4, 5, 6)]
+    assert one.start_at[slots[1]] == one.ready_at[slots[0]]
+    assert one.start_at[slots[2]] == one.ready_at[slots[1]]
+    # the same joins (the lottery's jitter), one after the other
+    lengths = one.ready_at[slots] - one.start_at[slots]
+    assert lengths.tolist() == pytest.approx(
+        [together.ready_at[together.slot_of[k]] - together.t for k in (4, 5, 6)])
+    # a later scale-out queues behind them
+    start, ready, _ = one.join_schedule(np.zeros(1))
+    assert start[0] == one.ready_at[slots[2]]
+    while one.t < one.ready_at[slots[0]]:
+        one.step()
+    assert one.vms == 6 and one.count(sm.SERVING) == 5
+
+
 def test_lottery_is_the_same_for_every_policy():
     a, b = _cluster(), _cluster()
     a.apply(sm.Action(add=3, flavor='m1.medium'))
