@@ -36,6 +36,16 @@ Policy options beyond the paper (their defaults are the rules above):
   capacity no longer cancels the hot VMs' excess (a load that keeps its token
   distribution cannot move onto them), so the count is at least the paper's
   and a scale-out is never blocked as "imbalance".
+* ``violation_at='capacity'``: a VM violates (for ``alpha``, the violators'
+  sum and the block on scale-in) when ``w_x > c_x``, not when it is over its
+  target. The headroom then keeps room for the flavour as a whole: a
+  positive net sum over the targets scales out by its ceiling. A hot VM
+  between its target and its capacity, which a token imbalance keeps there
+  whatever the cluster's size, neither adds a VM each period nor holds back
+  a scale-in; a scale-in removes no more VMs than keep all but ``alpha`` of
+  the others under capacity once their loads grow by ``n / (n - k)``. The
+  violators' terms are then ``(w_x - c_x) / c_x``. A ``lower`` bound keeps
+  its target (a load beyond it stays uncertain).
 * ``extrapolation='lower'``: an estimate may carry ``seen``, the largest load
   along its ray inside the region the model was trained on; a capacity beyond
   it is an extrapolation of the boundary, so ``c_x`` becomes ``seen`` with
@@ -136,6 +146,7 @@ class VMTerm:
     status: str          # ok / over / uncertain / unknown
     term: float          # (w - t) / t as used in the sums (0 when not usable)
     target: float = math.nan   # t = (1 - headroom) c_x, what w_x is compared with
+    over_capacity: float = 0.0  # (w - c) / c when w > c, the violators' term at capacity
 
 
 @dataclasses.dataclass
@@ -208,7 +219,7 @@ def _clean(value: Any) -> Any:
 
 def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
             beyond_lower: str = 'uncertain', extrapolation: str = 'trust',
-            explore: float = 0.0) -> VMTerm:
+            explore: float = 0.0, violation_at: str = 'target') -> VMTerm:
     """Classify one VM from its capacity estimate (see module docstring)."""
     if est is None:
         return VMTerm(node.node_id, node.flavor, math.nan, math.nan, UNKNOWN, UNKNOWN, 0.0)
@@ -236,7 +247,10 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
         return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
                       cap_term if status == OVER else 0.0, target)
     term = min(max((load - target) / target, -1.0), cap_term)
-    over = load > target
+    # with violation_at='capacity' an exact or upper capacity is the limit; a
+    # lower bound (only what the VM was seen to serve) keeps its target
+    limit = cap if violation_at == 'capacity' and bound != 'lower' else target
+    over = load > limit
     if bound == 'lower':
         status = (OVER if beyond_lower == OVER else UNCERTAIN) if over else OK
     elif bound == 'upper':
@@ -244,7 +258,8 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
     else:
         status = OVER if over else OK
     return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
-                  0.0 if status == UNCERTAIN else term, target)
+                  0.0 if status == UNCERTAIN else term, target,
+                  min((load - cap) / cap, cap_term) if status == OVER and load > cap else 0.0)
 
 
 def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
@@ -265,7 +280,8 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         f.upper_bounds += t.bound == 'upper'
         f.excess_sum += t.term
         if t.status == OVER:
-            f.violator_excess += t.term
+            f.violator_excess += (t.over_capacity if policy.violation_at == 'capacity'
+                                  else t.term)
         f.capped += t.status == OVER and t.term >= policy.max_vm_excess
         if t.status != UNKNOWN and math.isfinite(t.target) and t.target > 0:
             caps.setdefault(t.flavor, []).append(t.target)
@@ -275,6 +291,8 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         excess = out_excess(policy, f)
         if f.violators > policy.alpha_for(f.vms) and excess > EPS:
             f.out_raw = math.ceil(excess - EPS)
+        if policy.violation_at == 'capacity' and f.excess_sum > EPS:
+            f.out_raw = max(f.out_raw, math.ceil(f.excess_sum - EPS))
         f.in_raw = max(0, math.floor(-f.excess_sum - policy.beta + EPS))
     return out
 
@@ -359,7 +377,8 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                  beta=policy.beta, dry_run=policy.dry_run, inputs=dict(inputs or {}))
     cap_term = float(policy.max_vm_excess)
     terms = [vm_term(n, estimates.get(n.node_id), cap_term, policy.headroom,
-                     policy.beyond_lower, policy.extrapolation, policy.explore)
+                     policy.beyond_lower, policy.extrapolation, policy.explore,
+                     policy.violation_at)
              for n in cluster.nodes]
     by_node = {t.node_id: t for t in terms}
     d.vms = terms
@@ -412,6 +431,22 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                                            ', '.join(cluster.in_warning_band[:5])),
                     'latency')
     return _scale_in(policy, cluster, d, by_node)
+
+
+def _removable_within_capacity(policy: ScalingPolicy, size: int,
+                               by_node: Mapping[str, VMTerm]) -> int:
+    """The most VMs a scale-in may remove so that, the others' loads grown
+    by ``size / (size - k)``, no more than ``alpha`` VMs go over capacity.
+    """
+    ratios = sorted((t.load / t.capacity for t in by_node.values()
+                     if t.capacity > 0 and math.isfinite(t.load)), reverse=True)
+    allowed = int(policy.alpha_for(size))
+    if len(ratios) <= allowed:
+        return size
+    r = ratios[allowed]
+    if r <= 0:
+        return size
+    return max(0, math.floor(size * (1.0 - r) + EPS))
 
 
 def _note_bounds(d: Decision) -> None:
@@ -514,6 +549,17 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
     room = cluster.size - policy.floor
     step = max(1, math.floor(policy.max_scale_in_fraction * best.vms + EPS))
     count = max(0, min(best.in_raw, room, step))
+    fits = (_removable_within_capacity(policy, cluster.size, by_node)
+            if policy.violation_at == 'capacity' else count)
+    if 0 < count and fits <= 0:
+        d.kind, d.blocked_by = NONE, 'imbalance'
+        d.reason = ('no action: scale in by %d of %s would put more than alpha=%g '
+                    'VM(s) over capacity (sum of (w-t)/t %.2f)'
+                    % (count, best.flavor, policy.alpha_for(cluster.size),
+                       best.excess_sum))
+        return d
+    clamped_by_fit = fits < count
+    count = min(count, fits)
     best.in_bounded = count
     if count <= 0:
         d.kind, d.blocked_by = NONE, 'min_size'
@@ -530,7 +576,10 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
     d.kind, d.flavor, d.count, d.remove_nodes = SCALE_IN, best.flavor, len(chosen), chosen
     d.reason = ('scale in by %d of %s: no VM over capacity, sum of (w-c)/c %.2f, '
                 'beta=%g' % (len(chosen), best.flavor, best.excess_sum, policy.beta))
-    if count < best.in_raw and count == room:
+    if clamped_by_fit:
+        d.reason += ('; clamped from %d so that at most alpha=%g VM(s) go over '
+                     'capacity' % (best.in_raw, policy.alpha_for(cluster.size)))
+    elif count < best.in_raw and count == room:
         d.reason += '; clamped from %d by min_size=%d' % (best.in_raw, policy.floor)
     elif count < best.in_raw:
         d.reason += '; clamped from %d by max_scale_in_fraction=%g' % (

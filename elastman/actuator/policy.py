@@ -39,6 +39,7 @@ from elastman.capacity.params import SLO_METRICS
 DEFAULT_SLO_METRIC = 'read_with_queue_p99_ms'
 REMOVE_BY = ('capacity', 'interference')
 SCALE_OUT_COUNTS = ('sum', 'violators')
+VIOLATION_AT = ('target', 'capacity')
 BEYOND_LOWER = ('uncertain', 'over')
 EXTRAPOLATION = ('trust', 'lower')
 MAX_NODES = 10000
@@ -106,6 +107,12 @@ class ScalingPolicy:
     scale_out_count: str = _field('violators', {'enum': list(SCALE_OUT_COUNTS)},
                                   'count a scale-out from the violating VMs only, '
                                   'or from the net sum over the flavour (sum)')
+    violation_at: str = _field('target', {'enum': list(VIOLATION_AT)},
+                               'a VM violates (for alpha, the violators\' sum and '
+                               'the scale-in block) when its load is over its '
+                               'target (1 - headroom) c_x, or over its capacity '
+                               'c_x; with capacity, a positive net sum over the '
+                               'targets scales out too')
     beyond_lower: str = _field('uncertain', {'enum': list(BEYOND_LOWER)},
                                'a load beyond a lower-bound capacity: uncertain, '
                                'or over (a violation of it)')

@@ -530,3 +530,72 @@ def test_alpha_fraction_grows_alpha_with_the_flavour():
     assert policy(alpha_fraction=0.06).alpha_for(5) == 1.0
     with pytest.raises(InvalidPolicy, match='alpha_fraction'):
         policy(alpha_fraction=1.5)
+
+
+# -- violation_at: a violator is over its capacity, not over its target ------
+
+def test_hot_vms_under_capacity_do_not_add_a_vm():
+    # h=0.2, c=100: targets 80. Two hot VMs at 90 (term .125 each) and four
+    # at 50 (-.375 each): the net sum -1.25 asks for nothing
+    specs = [(90, 100), (90, 100), (50, 100), (50, 100), (50, 100), (50, 100)]
+    c, e = cluster(specs)
+    d = dec.decide(policy(headroom=0.2, scale_out_count='violators'), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)      # over target: +1
+    d = dec.decide(policy(headroom=0.2, scale_out_count='violators',
+                          violation_at='capacity'), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert f.violators == 0 and f.out_raw == 0
+    # and they no longer block a scale-in: floor(1.25 - .5) = 0 here
+    assert d.kind == dec.NONE and d.blocked_by is None
+    assert 'every VM under capacity' in d.reason
+
+
+def test_a_positive_net_sum_over_the_targets_scales_out():
+    # every VM at 90 of 100, none over capacity: terms .125 x 4 = .5 -> +1
+    c, e = cluster([(90, 100)] * 4)
+    d = dec.decide(policy(headroom=0.2, violation_at='capacity'), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert f.violators == 0 and f.excess_sum == pytest.approx(0.5)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+
+
+def test_violators_over_capacity_count_their_excess_over_capacity():
+    # two VMs at 130 and 120 of 100 (over capacity by .3 and .2) and two
+    # cold ones: violators' sum at capacity .5 -> +1; net sum over the
+    # targets (80): .625 + .5 - .5 - .5 = .125 -> 1
+    c, e = cluster([(130, 100), (120, 100), (40, 100), (40, 100)])
+    d = dec.decide(policy(headroom=0.2, scale_out_count='violators',
+                          violation_at='capacity'), c, e, NOW)
+    f = d.flavors['m1.small']
+    assert f.violators == 2 and f.violator_excess == pytest.approx(0.5)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert [t.over_capacity for t in d.vms] == pytest.approx([0.3, 0.2, 0.0, 0.0])
+
+
+def test_scale_in_keeps_the_hot_vms_under_capacity():
+    # ten VMs: one at 90 of 100, nine at 30. h=0.2: net sum .125 - 9 x .625
+    # = -5.5 -> floor(5.5 - .5) = 5; alpha=1 lets the hottest go over, the
+    # second (30 / 100) must stay under: k <= 10 (1 - .3) = 7 -> 5 stays
+    specs = [(90, 100)] + [(30, 100)] * 9
+    c, e = cluster(specs)
+    p = policy(headroom=0.2, violation_at='capacity', max_size=20,
+               max_scale_in_fraction=1.0)
+    d = dec.decide(p, c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 5)
+    # with two hot VMs, the second at 90 limits it to floor(10 x .1) = 1
+    c, e = cluster([(90, 100), (90, 100)] + [(30, 100)] * 8)
+    d = dec.decide(p, c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+    assert 'so that at most alpha=1 VM(s) go over capacity' in d.reason
+    # at 95 none may go
+    c, e = cluster([(95, 100), (95, 100)] + [(30, 100)] * 8)
+    d = dec.decide(p, c, e, NOW)
+    assert d.kind == dec.NONE and d.blocked_by == 'imbalance'
+
+
+def test_a_lower_bound_keeps_its_target_with_violation_at_capacity():
+    # seen 100 (a lower bound): 90 is over its target 80, so uncertain
+    c, e = cluster([(90, 100, 'lower'), (50, 100), (50, 100)])
+    d = dec.decide(policy(headroom=0.2, violation_at='capacity'), c, e, NOW)
+    assert d.flavors['m1.small'].uncertain == 1
+    assert d.kind == dec.NONE and d.blocked_by == 'bounds'
