@@ -47,8 +47,8 @@ MAX_NODES = 10000
 #: OnlineElastMan's rule as published: no headroom, the net sum over the
 #: flavour, trusted extrapolation, unbounded scale-in, no latency guard.
 PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
-              'extrapolation': 'trust', 'max_scale_in_fraction': 1.0,
-              'guard': False}
+              'violation_at': 'target', 'extrapolation': 'trust',
+              'max_scale_in_fraction': 1.0, 'guard': False}
 
 
 class InvalidPolicy(ValueError):
@@ -102,12 +102,12 @@ class ScalingPolicy:
                          'VMs\' worth of spare capacity kept per flavour on scale-in')
     max_vm_excess: float = _field(4.0, _number(0, 1000, lo_open=True),
                                   'cap of one VM\'s (w - c)/c term')
-    headroom: float = _field(0.2, _number(0, 1, hi_open=True),
+    headroom: float = _field(0.25, _number(0, 1, hi_open=True),
                              'plan each VM for (1 - headroom) of its capacity')
     scale_out_count: str = _field('violators', {'enum': list(SCALE_OUT_COUNTS)},
                                   'count a scale-out from the violating VMs only, '
                                   'or from the net sum over the flavour (sum)')
-    violation_at: str = _field('target', {'enum': list(VIOLATION_AT)},
+    violation_at: str = _field('capacity', {'enum': list(VIOLATION_AT)},
                                'a VM violates (for alpha, the violators\' sum and '
                                'the scale-in block) when its load is over its '
                                'target (1 - headroom) c_x, or over its capacity '
