@@ -29,9 +29,9 @@ red, or when the last ``guard_intervals`` rounds were all hot. Its step is
 sized from the capacity model where the model has a boundary for the hot VMs
 (the alpha/beta rule on the load measured now), and by ``guard_step`` of the
 cluster where it has none or where the model sees no excess; a red round
-takes at least ``guard_step`` unless the cluster's own p99 meets the SLO (a
-few hot VMs of a large cluster: growing it by a tenth would lower their load
-by a tenth, and the cluster's clients see no violation). A cool-down does
+takes at least ``guard_step`` unless the cluster's own p99 is green (a few
+hot VMs of a large cluster: growing it by a tenth would lower their load by
+a tenth, and the cluster's clients see no violation). A cool-down does
 not stop it while the latency keeps rising; an action in flight does (one
 action per cluster at a time). While any VM is in the band, the planning loop
 does not scale in.
@@ -218,8 +218,8 @@ def _step(policy: ScalingPolicy, cluster: dec.ClusterState,
         n = int(math.ceil(excess - dec.EPS))
         how = ('model: %d VM(s) over their target, sum of (w-t)/t %.2f'
                % (len(bounded), excess))
-        cluster_green = (a.cluster_p99 is not None and math.isfinite(a.cluster_p99)
-                         and a.cluster_p99 <= policy.slo_threshold_ms)
+        cluster_green = colour_of(a.cluster_p99, policy) == GREEN and \
+            a.cluster_p99 is not None
         if a.colour == RED and n < fixed and not cluster_green:
             return fixed, how + ' (red: at least the fixed step of %g)' % policy.guard_step
         return n, how
