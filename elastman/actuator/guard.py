@@ -218,8 +218,8 @@ def _step(policy: ScalingPolicy, cluster: dec.ClusterState,
         n = int(math.ceil(excess - dec.EPS))
         how = ('model: %d VM(s) over their target, sum of (w-t)/t %.2f'
                % (len(bounded), excess))
-        cluster_green = colour_of(a.cluster_p99, policy) == GREEN and \
-            a.cluster_p99 is not None
+        cluster_green = (a.cluster_p99 is not None
+                         and colour_of(a.cluster_p99, policy) == GREEN)
         if a.colour == RED and n < fixed and not cluster_green:
             return fixed, how + ' (red: at least the fixed step of %g)' % policy.guard_step
         return n, how
