@@ -126,7 +126,8 @@ predictor_opts = [
         min=10,
         help='Points of history kept per cluster and metric (a sliding '
         'window: the cost of a round does not grow with the age of '
-        'the cluster).  Two weeks at a 5-minute period.',
+        'the cluster).  2.8 days at the default period of 60 s; two '
+        'weeks at a 5-minute period.',
     ),
     cfg.IntOpt(
         'horizon',
