@@ -249,8 +249,11 @@ class Controller:
                   'model_versions': registry.versions() if registry else {},
                   'policy': policy.to_dict()}
         measured = self._measured(policy, recent)
+        red_step = guard_mod.red_step(
+            policy, state, planning.guard_estimates(policy, registry, current, flavors,
+                                                    measured), assessment)
         result = planning.plan(policy, state, current, forecast['predicted'],
-                               registry, now, flavors, inputs, measured)
+                               registry, now, flavors, inputs, measured, red_step)
         if record:
             self._record(cluster_id, result)
         LOG.info('cluster %s: %s', cluster_id, result.reason)

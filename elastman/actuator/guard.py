@@ -32,9 +32,12 @@ cluster where it has none or where the model sees no excess; a red round
 takes at least ``guard_step`` unless the cluster's own p99 is green (a few
 hot VMs of a large cluster: growing it by a tenth would lower their load by
 a tenth, and the cluster's clients see no violation). A cool-down does
-not stop it while the latency keeps rising; an action in flight does (one
-action per cluster at a time). While any VM is in the band, the planning loop
-does not scale in.
+not stop it while the latency keeps rising, nor once the newest round was
+measured a whole interval after the last action ended; an action in flight
+does (one action per cluster at a time). While any VM is in the band, the
+planning loop does not scale in; a scale-out it decides in a red round adds
+at least the guard's step (:func:`red_step`), as the action slot it takes is
+the guard's too.
 
 :func:`evaluate` is pure: the actuator feeds it the newest samples from the
 store, the simulator its own observations.
@@ -164,7 +167,11 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
     cooling = (cluster.last_action_at is not None
                and now - cluster.last_action_at < policy.cooldown_s)
     rising = last_level is None or a.level > last_level
-    if cooling and not rising:
+    # the newest round measured a whole interval after the last action
+    # ended: what it shows is the cluster as that action left it
+    settled = (cluster.last_action_at is not None and len(rounds) > 1
+               and rounds[1].at >= cluster.last_action_at)
+    if cooling and not rising and not settled:
         _blocked(d, 'guard: %s, cooling down and the latency is not rising '
                  '(%.2f of the SLO, %.2f at the last action)'
                  % (why, a.level, last_level or 0.0), 'cooldown')
@@ -202,6 +209,18 @@ def _why(policy: ScalingPolicy, a: Assessment) -> str:
 
 def _blocked(d: dec.Decision, reason: str, blocked: str) -> None:
     d.kind, d.reason, d.blocked_by = dec.NONE, 'no action: ' + reason, blocked
+
+
+def red_step(policy: ScalingPolicy, cluster: dec.ClusterState,
+             estimates: Mapping[str, Any], a: Assessment) -> tuple[int, str]:
+    """What the guard adds for a red assessment, and how it sized it;
+    (0, '') when the round is not red. A scale-out the planning loop
+    decides in such a round adds at least that: the slot it takes is the
+    guard's too.
+    """
+    if not policy.guard or a.colour != RED or not cluster.nodes:
+        return 0, ''
+    return _step(policy, cluster, estimates, a)
 
 
 def _step(policy: ScalingPolicy, cluster: dec.ClusterState,

@@ -160,13 +160,17 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
          forecast_peak: Mapping[str, float] | None, registry: Any, now: float,
          flavors: Mapping[str, str] | None = None,
          inputs: Mapping[str, Any] | None = None,
-         measured: Mapping[str, float] | None = None) -> dec.Decision:
+         measured: Mapping[str, float] | None = None,
+         red_step: tuple[int, str] = (0, '')) -> dec.Decision:
     """One control period's decision.
 
     ``current`` maps each serving VM with a fresh sample to that sample (load
     keys and request sizes); ``forecast_peak`` is the forecast's peak per load
     key within :func:`horizon_s` (None or empty: no usable forecast);
-    ``measured`` each VM's newest measured SLO metric (:func:`disposed`).
+    ``measured`` each VM's newest measured SLO metric (:func:`disposed`);
+    ``red_step`` the guard's step for the newest round when it is red
+    (:func:`elastman.actuator.guard.red_step`): a scale-out adds at least
+    that many VMs.
     """
     observed = observed_load(current)
     planned = planned_load(forecast_peak, observed)
@@ -185,7 +189,15 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
                        node: {k: round(float(w.get(k) or 0.0), 3)
                               for k in workload.LOAD_KEYS}
                        for node, w in per_vm.items()}})
-    return dec.decide(policy, state, estimates, now, record)
+    d = dec.decide(policy, state, estimates, now, record)
+    least, how = red_step
+    if d.kind == dec.SCALE_OUT and d.count < least:
+        count = min(least, policy.max_size - state.size)
+        if count > d.count:
+            d.reason += ('; %d, the guard\'s step, as the newest round is red (%s)'
+                         % (count, how))
+            d.count = count
+    return d
 
 
 def guard_estimates(policy: ScalingPolicy, registry: Any,

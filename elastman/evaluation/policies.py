@@ -412,9 +412,9 @@ class Elastman(Policy):
                                           sim.obs_writes[slots].tolist(), interf)}
         state = self._state(sim, slots, ids, flavors, [])
         measured = self.rounds[0].p99 if self.rounds else {}
-        a = guard_mod.evaluate(self.policy, state, list(self.rounds),
-                               planning.guard_estimates(self.policy, self.registry, now_load,
-                                                        flavor_of, measured),
+        now_estimates = planning.guard_estimates(self.policy, self.registry, now_load,
+                                                 flavor_of, measured)
+        a = guard_mod.evaluate(self.policy, state, list(self.rounds), now_estimates,
                                sim.t, self.last_guard_level)
         if a.decision is not None and a.decision.acts:
             self.last_guard_level = a.level
@@ -439,7 +439,8 @@ class Elastman(Policy):
         state = self._state(sim, slots, ids, flavors,
                             a.in_band if self.policy.guard else [])
         d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,
-                          flavor_of, inputs={'forecaster': chosen}, measured=measured)
+                          flavor_of, inputs={'forecaster': chosen}, measured=measured,
+                          red_step=guard_mod.red_step(self.policy, state, now_estimates, a))
         return self._act(sim, d)
 
     def _act(self, sim: SimCluster, d: dec.Decision) -> Action | None:

@@ -88,3 +88,26 @@ def test_a_yellow_cluster_p99_must_last(conf, cluster_p99, fires):
 def test_a_metric_the_monitor_does_not_measure_for_the_cluster(conf):
     # write_p99_ms has no cluster-wide value: the nodes alone decide
     assert _guard(conf, [50.0, 50.0, 50.0], slo_metric='write_p99_ms') is None
+
+
+@pytest.mark.parametrize('cluster_p99, step', [
+    ([50.0, 20.0, 20.0], 1),           # red: the guard's fixed step (no model)
+    ([30.0, 30.0, 20.0], 0),           # yellow: the planning loop's own count
+])
+def test_the_planning_loop_gets_the_guards_step_in_a_red_round(conf, monkeypatch,
+                                                                cluster_p99, step):
+    seen_steps = []
+    plan = controller_mod.planning.plan
+
+    def spy(*args, **kwargs):
+        seen_steps.append(args[9] if len(args) > 9 else kwargs.get('red_step'))
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(controller_mod.planning, 'plan', spy)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_metric': 'read_with_queue_p99_ms',
+                          'slo_threshold_ms': 35.0}}
+    controller_mod.Controller(conf, Store(cluster_p99)).decide(cluster, now=NOW,
+                                                               record=False)
+    assert [s[0] for s in seen_steps] == [step]

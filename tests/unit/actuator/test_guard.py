@@ -133,6 +133,30 @@ def test_the_cool_down_yields_to_a_rising_latency():
     assert 'during the cool-down, as the latency rises' in rising.decision.reason
 
 
+def test_a_round_measured_after_the_last_action_ended_is_not_held_by_the_cool_down():
+    # the last action ended 90 s ago; the latency is high but not rising
+    ended = NOW - 90
+    cooling = state(last_action_at=ended)
+    level = guard.severity(policy(), rnd([40, 45]))
+    # the older round was taken before the action ended: held
+    rounds = [rnd([40, 45], at=NOW), rnd([40, 45], at=ended - 30)]
+    held = guard.evaluate(policy(), cooling, rounds, {}, NOW, last_level=level)
+    assert held.decision.blocked_by == 'cooldown'
+    # a whole interval after it: the cluster as the action left it is red
+    rounds = [rnd([40, 45], at=NOW), rnd([40, 45], at=ended + 30)]
+    acted = guard.evaluate(policy(), cooling, rounds, {}, NOW, last_level=level)
+    assert acted.decision.kind == dec.SCALE_OUT
+
+
+def test_red_step_is_the_guards_step_in_a_red_round_only():
+    e = {'n0': est(85, 100), 'n1': est(85, 100)}
+    red = guard.assess(policy(guard_step=0.5), [rnd([40, 40])])
+    assert guard.red_step(policy(guard_step=0.5), state(), e, red)[0] == 5
+    yellow = guard.assess(policy(), [rnd([30, 30]), rnd([30, 30])])
+    assert guard.red_step(policy(), state(), e, yellow) == (0, '')
+    assert guard.red_step(policy(guard=False), state(), e, red) == (0, '')
+
+
 def test_max_size_clamps_the_guard():
     a = guard.evaluate(policy(max_size=10), state(), [rnd([40, 40])], {}, NOW)
     assert a.decision.blocked_by == 'max_size'

@@ -87,3 +87,31 @@ def test_a_model_with_a_boundary_ends_the_warm_up():
     d = planning.plan(p, state, current, None, reg, 1100.0)
     assert d.blocked_by != 'warmup'
     assert math.isfinite(d.vms[0].capacity)
+
+
+def test_a_scale_out_in_a_red_round_adds_at_least_the_guards_step():
+    reg = _registry()
+    p = ScalingPolicy(min_size=1, max_size=10, replication_factor=1, warmup_s=0,
+                      headroom=0.0)
+    # 2,400 reads/s on one VM whose boundary is near 2,000
+    hot = {'vm': {'reads_per_s': 2400.0, 'writes_per_s': 0.0,
+                  'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    state = dec.ClusterState([dec.NodeInfo('vm', 'm1')])
+    alone = planning.plan(p, state, hot, None, reg, 100.0)
+    assert alone.kind == dec.SCALE_OUT
+    least = alone.count + 2
+    d = planning.plan(p, state, hot, None, reg, 100.0, red_step=(least, 'fixed step'))
+    assert (d.kind, d.count) == (dec.SCALE_OUT, least)
+    assert ("%d, the guard's step, as the newest round is red (fixed step)" % least
+            in d.reason)
+    # max_size still bounds it
+    small = ScalingPolicy(min_size=1, max_size=alone.count + 2, replication_factor=1,
+                          warmup_s=0, headroom=0.0)
+    d = planning.plan(small, state, hot, None, reg, 100.0, red_step=(least + 5, 'x'))
+    assert d.count == alone.count + 1
+    # a smaller step changes nothing, nor does it make a scale-out of none
+    d = planning.plan(p, state, hot, None, reg, 100.0, red_step=(1, 'x'))
+    assert d.count == alone.count and 'guard' not in d.reason
+    calm = {'vm': dict(hot['vm'], reads_per_s=500.0)}
+    d = planning.plan(p, state, calm, None, reg, 100.0, red_step=(least, 'x'))
+    assert d.kind != dec.SCALE_OUT
