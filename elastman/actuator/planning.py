@@ -122,10 +122,11 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
     A VM below the band meets the SLO at the load it serves. Where the model
     claims less than :data:`CONTRADICTED` of that load (a model that has
     just learnt an overload and put its boundary near the origin), the
-    measurement contradicts it: its capacity becomes the load served now, so
-    that it cannot ask for ``max_vm_excess`` times the cluster period after
-    period. A model somewhat below the served load is left alone: a VM can
-    be green close to its cliff.
+    measurement contradicts it: its capacity becomes the load served now,
+    as a lower bound (the VM was seen to serve it), so that it asks for no
+    VM at all rather than for ``max_vm_excess`` times the cluster, or for
+    the headroom's share of it, period after period. A model somewhat below
+    the served load is left alone: a VM can be green close to its cliff.
     """
     if not measured:
         return dict(estimates)
@@ -143,6 +144,7 @@ def disposed(policy: ScalingPolicy, estimates: Mapping[str, Any],
             if est.capacity < CONTRADICTED * now_load:
                 est = copy.copy(est)
                 est.capacity, est.source = now_load, 'latency'
+                est.bound, est.seen = cap_mod.LOWER, math.nan
                 out[node] = est
             continue
         red = value > policy.slo_threshold_ms

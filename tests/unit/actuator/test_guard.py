@@ -193,9 +193,16 @@ def test_the_measured_latency_disposes_of_a_pessimistic_model():
                                 seen=300.0, source='flavor') for n in current}
     out = planning.disposed(p, model, current, {'a': 10.0, 'b': 30.0})
     assert (out['a'].capacity, out['a'].bound, out['a'].source) == (
-        100.0, 'exact', 'latency')
+        100.0, 'lower', 'latency')
     assert out['b'] is model['b']           # in the band: at most what it serves
     assert model['a'].capacity == 0.0
+    # a lower bound: the VM asks for nothing, so that a degenerate model
+    # cannot grow the cluster by the headroom's share period after period
+    state = dec.ClusterState([dec.NodeInfo('a', 'm1')])
+    one = ScalingPolicy(min_size=1, max_size=20, replication_factor=1,
+                        headroom=0.2, warmup_s=0)
+    d = dec.decide(one, state, {'a': out['a']}, NOW)
+    assert d.kind == dec.NONE and d.vms[0].status == dec.UNCERTAIN
 
 
 def test_alpha_fraction_grows_the_guard_alpha_with_the_cluster():
