@@ -202,6 +202,21 @@ class Controller:
                 for row in self.store.samples.cluster_workload(cluster_id, since)
                 if row.get(policy.slo_metric) is not None}
 
+    def _load_points(self, cluster_id, policy: policy_mod.ScalingPolicy,
+                     now: float) -> list[tuple[float, float]]:
+        """The cluster's total load per monitor round within the trend's
+        window, from rounds in which every node was sampled (a round that
+        missed one would read as a drop).
+        """
+        if policy.trend_window_s <= 0:
+            return []
+        since = datetime.datetime.fromtimestamp(
+            now - policy.trend_window_s, datetime.timezone.utc)
+        return [(timestamps.epoch(row['ts']),
+                 sum(float(row.get(k) or 0.0) for k in workload.LOAD_KEYS))
+                for row in self.store.samples.cluster_workload(cluster_id, since)
+                if row.get('nodes_up') == row.get('nodes_total')]
+
     @staticmethod
     def _measured(policy: policy_mod.ScalingPolicy,
                   recent: dict[str, list[dict]]) -> dict[str, float]:
@@ -236,6 +251,8 @@ class Controller:
         busy_s = clock.busy_time(policy.default_flavor, join_s)
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
+        growth = planning.trend_growth(self._load_points(cluster_id, policy, now),
+                                       now, policy.trend_window_s, join_s)
         registry = model_state.load_capacity(self.store, str(cluster_id))
         interference = self._interference(serving, now)
         healing = sum(1 for n in nodes if n.get('state') in HEALING) \
@@ -253,7 +270,8 @@ class Controller:
             policy, state, planning.guard_estimates(policy, registry, current, flavors,
                                                     measured), assessment)
         result = planning.plan(policy, state, current, forecast['predicted'],
-                               registry, now, flavors, inputs, measured, red_step)
+                               registry, now, flavors, inputs, measured, red_step,
+                               growth)
         if record:
             self._record(cluster_id, result)
         LOG.info('cluster %s: %s', cluster_id, result.reason)

@@ -12,8 +12,9 @@
 """The planning loop's inputs and decision, one definition for the actuator
 and the simulator.
 
-Each control period: the load to plan for is the larger of the forecast's
-peak within the horizon and the load served now; it is split across the VMs
+Each control period: the load to plan for is the largest of the forecast's
+peak within the horizon, the load served now and the load's recent trend
+projected over the measured join time; it is split across the VMs
 by their current share (OnlineElastMan, Ch. 3); each VM's capacity is read
 from its capacity model along the ray through its planned workload; and
 :func:`elastman.actuator.decision.decide` turns that into an action. The
@@ -28,6 +29,8 @@ import copy
 import dataclasses
 import math
 from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from elastman.actuator import decision as dec
 from elastman.actuator.policy import ScalingPolicy
@@ -45,14 +48,52 @@ def observed_load(current: Mapping[str, Mapping[str, Any]]) -> dict[str, float]:
 
 
 def planned_load(forecast_peak: Mapping[str, float] | None,
-                 observed: Mapping[str, float]) -> dict[str, float]:
+                 observed: Mapping[str, float],
+                 growth: float = 1.0) -> dict[str, float]:
     """The larger of the forecast's peak and the load served now, per load
-    key: a forecast that lags a rising load must not remove a node.
+    key: a forecast that lags a rising load must not remove a node. With
+    ``growth`` (:func:`trend_growth`) above 1, at least the load served now
+    times that.
     """
+    floor = {k: float(observed.get(k, 0.0)) * max(1.0, growth)
+             for k in workload.LOAD_KEYS}
     if not forecast_peak:
-        return dict(observed)
-    return {k: max(float(forecast_peak.get(k, 0.0)), float(observed.get(k, 0.0)))
+        return floor
+    return {k: max(float(forecast_peak.get(k, 0.0)), floor[k])
             for k in workload.LOAD_KEYS}
+
+
+#: Fewest load points :func:`trend_growth` fits a line through.
+TREND_MIN_POINTS = 3
+
+
+def trend_growth(points: Sequence[tuple[float, float]], now: float,
+                 window_s: float, span_s: float) -> float:
+    """How much the cluster's load grows over ``span_s`` if it keeps its
+    trend: the least-squares line through the ``(time, load)`` points of the
+    last ``window_s`` before ``now``, its value ``span_s`` after the newest
+    point over its value at that point. 1 when the line does not rise, with
+    fewer than :data:`TREND_MIN_POINTS` points, or with ``window_s`` 0.
+
+    A load that rises faster than the forecast follows (the forecast is
+    made on the control period's means) would otherwise be planned for
+    after it arrived: one action is in flight at a time, and a scale-out
+    serves only once its VMs have joined.
+    """
+    if window_s <= 0:
+        return 1.0
+    recent = [(t, v) for t, v in points
+              if now - window_s <= t <= now and math.isfinite(v)]
+    if len(recent) < TREND_MIN_POINTS:
+        return 1.0
+    t = np.array([p[0] for p in recent], dtype=float)
+    v = np.array([p[1] for p in recent], dtype=float)
+    if np.ptp(t) <= 0:
+        return 1.0
+    slope, intercept = np.polyfit(t - t[-1], v, 1)
+    if slope <= 0 or intercept <= 0:
+        return 1.0
+    return float((intercept + slope * span_s) / intercept)
 
 
 def join_time(durations: Sequence[float], default: float) -> float:
@@ -163,7 +204,8 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
          flavors: Mapping[str, str] | None = None,
          inputs: Mapping[str, Any] | None = None,
          measured: Mapping[str, float] | None = None,
-         red_step: tuple[int, str] = (0, '')) -> dec.Decision:
+         red_step: tuple[int, str] = (0, ''),
+         growth: float = 1.0) -> dec.Decision:
     """One control period's decision.
 
     ``current`` maps each serving VM with a fresh sample to that sample (load
@@ -172,10 +214,12 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
     ``measured`` each VM's newest measured SLO metric (:func:`disposed`);
     ``red_step`` the guard's step for the newest round when it is red
     (:func:`elastman.actuator.guard.red_step`): a scale-out adds at least
-    that many VMs.
+    that many VMs; ``growth`` the load's trend over the join time
+    (:func:`trend_growth`): the plan is for at least the load served now
+    times that.
     """
     observed = observed_load(current)
-    planned = planned_load(forecast_peak, observed)
+    planned = planned_load(forecast_peak, observed, growth)
     per_vm = workload.split_workload(planned, current)
     estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
     estimates = disposed(policy, estimates, current, measured)
@@ -187,6 +231,7 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
     record = dict(inputs or {})
     record.update({'predicted_cluster': planned, 'observed_cluster': observed,
                    'forecast_used': bool(forecast_peak),
+                   'trend_growth': round(float(growth), 4),
                    'per_vm_workload': {
                        node: {k: round(float(w.get(k) or 0.0), 3)
                               for k in workload.LOAD_KEYS}

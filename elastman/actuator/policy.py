@@ -45,10 +45,12 @@ EXTRAPOLATION = ('trust', 'lower')
 MAX_NODES = 10000
 
 #: OnlineElastMan's rule as published: no headroom, the net sum over the
-#: flavour, trusted extrapolation, unbounded scale-in, no latency guard.
+#: flavour, trusted extrapolation, unbounded scale-in, no latency guard, no
+#: trend.
 PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
               'violation_at': 'target', 'extrapolation': 'trust',
-              'max_scale_in_fraction': 1.0, 'guard': False}
+              'max_scale_in_fraction': 1.0, 'guard': False,
+              'trend_window_s': 0.0}
 
 
 class InvalidPolicy(ValueError):
@@ -155,6 +157,11 @@ class ScalingPolicy:
                             'which node a scale-in removes first')
     plan_on: str = _field('point', {'enum': ['point', 'quantile']},
                           'plan on the forecast\'s point value or its upper quantile')
+    trend_window_s: float = _field(
+        600.0, _SECONDS,
+        "seconds of the cluster's load the planning loop fits a line "
+        'through; it plans for at least that line projected over the '
+        'measured join time (0: off)')
     dry_run: bool = _field(False, {'type': 'boolean'},
                            'decide and record, but do not act')
     auto_heal: bool = _field(True, {'type': 'boolean'},

@@ -281,6 +281,10 @@ class Elastman(Policy):
         self.every = max(1, int(round(self.policy.control_period_s / sim.trace.step_s)))
         self.rounds: collections.deque = collections.deque(
             maxlen=self.policy.guard_intervals)
+        # the cluster's served load per monitor round, as cluster_workload
+        # holds it, for the planning loop's trend
+        self.load_points: collections.deque = collections.deque(
+            maxlen=max(1, int(self.policy.trend_window_s // sim.trace.step_s) + 1))
         self.joins = planning.JoinClock()
         self.joining: list[tuple[float, str, list[int]]] = []
         self.last_guard_level: float | None = None
@@ -338,6 +342,7 @@ class Elastman(Policy):
         reads = sim.obs_reads[slots]
         cluster_p99 = (aggregate_p99(sim.obs_p99[slots], reads)
                        if len(slots) and reads.sum() > 0 else None)
+        self.load_points.append((t, float(reads.sum() + sim.obs_writes[slots].sum())))
         self.rounds.appendleft(guard_mod.Round(t, dict(zip(
             (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist())),
             cluster_p99))
@@ -436,11 +441,14 @@ class Elastman(Policy):
         horizon = max(1, int(math.ceil(planning.horizon_s(self.policy, join_s, busy_s)
                                        / self.policy.control_period_s)))
         peak, chosen = self._forecast(sim, horizon)
+        growth = planning.trend_growth(list(self.load_points), sim.t,
+                                       self.policy.trend_window_s, join_s)
         state = self._state(sim, slots, ids, flavors,
                             a.in_band if self.policy.guard else [])
         d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,
                           flavor_of, inputs={'forecaster': chosen}, measured=measured,
-                          red_step=guard_mod.red_step(self.policy, state, now_estimates, a))
+                          red_step=guard_mod.red_step(self.policy, state, now_estimates, a),
+                          growth=growth)
         return self._act(sim, d)
 
     def _act(self, sim: SimCluster, d: dec.Decision) -> Action | None:

@@ -94,8 +94,8 @@ def test_a_metric_the_monitor_does_not_measure_for_the_cluster(conf):
     ([50.0, 20.0, 20.0], 1),           # red: the guard's fixed step (no model)
     ([30.0, 30.0, 20.0], 0),           # yellow: the planning loop's own count
 ])
-def test_the_planning_loop_gets_the_guards_step_in_a_red_round(conf, monkeypatch,
-                                                                cluster_p99, step):
+def test_the_planning_loop_gets_the_guards_step_in_a_red_round(
+        conf, monkeypatch, cluster_p99, step):
     seen_steps = []
     plan = controller_mod.planning.plan
 

@@ -115,3 +115,61 @@ def test_a_scale_out_in_a_red_round_adds_at_least_the_guards_step():
     calm = {'vm': dict(hot['vm'], reads_per_s=500.0)}
     d = planning.plan(p, state, calm, None, reg, 100.0, red_step=(least, 'x'))
     assert d.kind != dec.SCALE_OUT
+
+
+def _line(now, start, per_minute, minutes=10):
+    """The cluster's load once a minute up to ``now``, rising by
+    ``per_minute`` from ``start``.
+    """
+    return [(now - 60.0 * (minutes - 1 - k), start + per_minute * k)
+            for k in range(minutes)]
+
+
+def test_the_trend_projects_a_rising_load_over_the_join():
+    now = 6000.0
+    rising = _line(now, 1000.0, 100.0)          # 1,900 at now, +100 a minute
+    # over a 900 s join the line reaches 1,900 + 15 x 100
+    assert planning.trend_growth(rising, now, 600.0, 900.0) == pytest.approx(
+        3400.0 / 1900.0)
+    # only the window counts: the same rise after a flat hour
+    flat_then_rising = [(t - 3600.0, 1000.0) for t, _ in rising] + rising
+    assert planning.trend_growth(flat_then_rising, now, 600.0, 900.0) == pytest.approx(
+        3400.0 / 1900.0)
+
+
+@pytest.mark.parametrize('points,window', [
+    (_line(6000.0, 1900.0, -100.0), 600.0),      # falling
+    (_line(6000.0, 1000.0, 0.0), 600.0),         # flat
+    (_line(6000.0, 1000.0, 100.0, minutes=2), 600.0),   # too few rounds
+    (_line(6000.0, 1000.0, 100.0), 0.0),         # off
+    ([(6000.0, 1000.0)] * 5, 600.0),             # one instant
+])
+def test_no_rising_trend_leaves_the_load_as_it_is(points, window):
+    assert planning.trend_growth(points, 6000.0, window, 900.0) == 1.0
+
+
+def test_the_plan_is_for_at_least_the_served_load_grown_by_the_trend():
+    observed = {'reads_per_s': 100.0, 'writes_per_s': 50.0}
+    forecast = {'reads_per_s': 130.0, 'writes_per_s': 70.0}
+    assert planning.planned_load(forecast, observed, 1.5) == {
+        'reads_per_s': 150.0, 'writes_per_s': 75.0}
+    assert planning.planned_load(None, observed, 1.2) == {
+        'reads_per_s': pytest.approx(120.0), 'writes_per_s': pytest.approx(60.0)}
+    # a growth below 1 never plans below the served load
+    assert planning.planned_load(None, observed, 0.5) == observed
+
+
+def test_a_rising_trend_scales_out_before_the_load_arrives():
+    reg = _registry()
+    p = ScalingPolicy(min_size=1, max_size=10, replication_factor=1, warmup_s=0,
+                      headroom=0.0)
+    # 1,200 reads/s on one VM whose boundary is near 2,000: no scale-out...
+    current = {'vm': {'reads_per_s': 1200.0, 'writes_per_s': 0.0,
+                      'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    state = dec.ClusterState([dec.NodeInfo('vm', 'm1')])
+    assert planning.plan(p, state, current, None, reg, 100.0).kind != dec.SCALE_OUT
+    # ... until the load rises by four fifths over a join
+    d = planning.plan(p, state, current, None, reg, 100.0, growth=1.8)
+    assert d.kind == dec.SCALE_OUT
+    assert d.inputs['trend_growth'] == 1.8
+    assert d.inputs['predicted_cluster']['reads_per_s'] == pytest.approx(2160.0)
