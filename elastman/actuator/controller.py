@@ -252,7 +252,8 @@ class Controller:
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
         growth = planning.trend_growth(self._load_points(cluster_id, policy, now),
-                                       now, policy.trend_window_s, join_s)
+                                       now, policy.trend_window_s, join_s,
+                                       policy.trend_max_growth)
         registry = model_state.load_capacity(self.store, str(cluster_id))
         interference = self._interference(serving, now)
         healing = sum(1 for n in nodes if n.get('state') in HEALING) \

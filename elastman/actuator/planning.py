@@ -68,12 +68,14 @@ TREND_MIN_POINTS = 3
 
 
 def trend_growth(points: Sequence[tuple[float, float]], now: float,
-                 window_s: float, span_s: float) -> float:
+                 window_s: float, span_s: float,
+                 most: float = math.inf) -> float:
     """How much the cluster's load grows over ``span_s`` if it keeps its
     trend: the least-squares line through the ``(time, load)`` points of the
     last ``window_s`` before ``now``, its value ``span_s`` after the newest
-    point over its value at that point. 1 when the line does not rise, with
-    fewer than :data:`TREND_MIN_POINTS` points, or with ``window_s`` 0.
+    point over its value at that point, at most ``most``. 1 when the line
+    does not rise, with fewer than :data:`TREND_MIN_POINTS` points, or with
+    ``window_s`` 0.
 
     A load that rises faster than the forecast follows (the forecast is
     made on the control period's means) would otherwise be planned for
@@ -93,7 +95,7 @@ def trend_growth(points: Sequence[tuple[float, float]], now: float,
     slope, intercept = np.polyfit(t - t[-1], v, 1)
     if slope <= 0 or intercept <= 0:
         return 1.0
-    return float((intercept + slope * span_s) / intercept)
+    return float(min(most, (intercept + slope * span_s) / intercept))
 
 
 def join_time(durations: Sequence[float], default: float) -> float:

@@ -162,6 +162,10 @@ class ScalingPolicy:
         "seconds of the cluster's load the planning loop fits a line "
         'through; it plans for at least that line projected over the '
         'measured join time (0: off)')
+    trend_max_growth: float = _field(
+        1.5, _number(1, 100),
+        'the most the trend may grow the planned load by over a join: a '
+        'step in the load fits a steep line that the load does not follow')
     dry_run: bool = _field(False, {'type': 'boolean'},
                            'decide and record, but do not act')
     auto_heal: bool = _field(True, {'type': 'boolean'},

@@ -442,7 +442,8 @@ class Elastman(Policy):
                                        / self.policy.control_period_s)))
         peak, chosen = self._forecast(sim, horizon)
         growth = planning.trend_growth(list(self.load_points), sim.t,
-                                       self.policy.trend_window_s, join_s)
+                                       self.policy.trend_window_s, join_s,
+                                       self.policy.trend_max_growth)
         state = self._state(sim, slots, ids, flavors,
                             a.in_band if self.policy.guard else [])
         d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,

@@ -67,7 +67,7 @@ def _decide(conf, samples, monkeypatch, **policy):
 
 def test_the_plan_grows_the_load_by_its_trend_over_the_join(conf, monkeypatch):
     conf.set_override('join_timeout', 900, group='actuator')
-    growth, d = _decide(conf, RisingSamples(), monkeypatch)
+    growth, d = _decide(conf, RisingSamples(), monkeypatch, trend_max_growth=2)
     # 3,800 ops/s now, 200 more a minute: 6,800 after the 15-minute join
     assert growth == pytest.approx(6800.0 / 3800.0)
     assert d.inputs['trend_growth'] == pytest.approx(6800.0 / 3800.0, abs=1e-4)
@@ -77,8 +77,15 @@ def test_a_round_that_missed_a_node_is_no_drop(conf, monkeypatch):
     conf.set_override('join_timeout', 900, group='actuator')
     # the newest round read two nodes of three: left out, the line through
     # the others ends at 3,600 a minute earlier
-    growth, _ = _decide(conf, RisingSamples(missed=9), monkeypatch)
+    growth, _ = _decide(conf, RisingSamples(missed=9), monkeypatch,
+                        trend_max_growth=2)
     assert growth == pytest.approx((3600.0 + 3000.0) / 3600.0)
+
+
+def test_the_policy_bounds_the_growth(conf, monkeypatch):
+    conf.set_override('join_timeout', 900, group='actuator')
+    growth, d = _decide(conf, RisingSamples(), monkeypatch)
+    assert growth == 1.5 == d.inputs['trend_growth']     # the default bound
 
 
 def test_trend_window_zero_plans_on_the_forecast_alone(conf, monkeypatch):

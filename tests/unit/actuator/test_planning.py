@@ -89,14 +89,19 @@ def test_a_model_with_a_boundary_ends_the_warm_up():
     assert math.isfinite(d.vms[0].capacity)
 
 
-def test_a_scale_out_in_a_red_round_adds_at_least_the_guards_step():
-    reg = _registry()
+def _one_vm(reads_per_s):
+    """A policy without headroom and one VM serving ``reads_per_s``."""
     p = ScalingPolicy(min_size=1, max_size=10, replication_factor=1, warmup_s=0,
                       headroom=0.0)
+    current = {'vm': {'reads_per_s': reads_per_s, 'writes_per_s': 0.0,
+                      'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    return p, dec.ClusterState([dec.NodeInfo('vm', 'm1')]), current
+
+
+def test_a_scale_out_in_a_red_round_adds_at_least_the_guards_step():
+    reg = _registry()
     # 2,400 reads/s on one VM whose boundary is near 2,000
-    hot = {'vm': {'reads_per_s': 2400.0, 'writes_per_s': 0.0,
-                  'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
-    state = dec.ClusterState([dec.NodeInfo('vm', 'm1')])
+    p, state, hot = _one_vm(2400.0)
     alone = planning.plan(p, state, hot, None, reg, 100.0)
     assert alone.kind == dec.SCALE_OUT
     least = alone.count + 2
@@ -135,6 +140,8 @@ def test_the_trend_projects_a_rising_load_over_the_join():
     flat_then_rising = [(t - 3600.0, 1000.0) for t, _ in rising] + rising
     assert planning.trend_growth(flat_then_rising, now, 600.0, 900.0) == pytest.approx(
         3400.0 / 1900.0)
+    # a step fits a steep line: the growth is bounded
+    assert planning.trend_growth(rising, now, 600.0, 900.0, most=1.5) == 1.5
 
 
 @pytest.mark.parametrize('points,window', [
@@ -161,12 +168,8 @@ def test_the_plan_is_for_at_least_the_served_load_grown_by_the_trend():
 
 def test_a_rising_trend_scales_out_before_the_load_arrives():
     reg = _registry()
-    p = ScalingPolicy(min_size=1, max_size=10, replication_factor=1, warmup_s=0,
-                      headroom=0.0)
     # 1,200 reads/s on one VM whose boundary is near 2,000: no scale-out...
-    current = {'vm': {'reads_per_s': 1200.0, 'writes_per_s': 0.0,
-                      'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
-    state = dec.ClusterState([dec.NodeInfo('vm', 'm1')])
+    p, state, current = _one_vm(1200.0)
     assert planning.plan(p, state, current, None, reg, 100.0).kind != dec.SCALE_OUT
     # ... until the load rises by four fifths over a join
     d = planning.plan(p, state, current, None, reg, 100.0, growth=1.8)
