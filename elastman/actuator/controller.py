@@ -189,33 +189,34 @@ class Controller:
         return [guard_mod.Round(timestamps.epoch(ts), p99, cluster.get(ts))
                 for ts, p99 in sorted(by_ts.items(), reverse=True)]
 
-    def _cluster_metric(self, cluster_id, policy: policy_mod.ScalingPolicy,
+    def _cluster_rounds(self, cluster_id, now: float, span_s: float) -> list[dict]:
+        """The cluster's monitor rounds (``cluster_workload``) of the last
+        ``span_s``, oldest first.
+        """
+        since = datetime.datetime.fromtimestamp(now - span_s, datetime.timezone.utc)
+        return self.store.samples.cluster_workload(cluster_id, since)
+
+    def _cluster_metric(self, policy: policy_mod.ScalingPolicy, rows: list[dict],
                         now: float) -> dict[Any, float]:
         """The cluster's own SLO metric per fresh monitor round, where the
         monitor measures it for the whole cluster (:data:`CLUSTER_METRICS`).
         """
         if policy.slo_metric not in CLUSTER_METRICS:
             return {}
-        since = datetime.datetime.fromtimestamp(
-            now - self.conf.actuator.sample_max_age, datetime.timezone.utc)
-        return {row['ts']: float(row[policy.slo_metric])
-                for row in self.store.samples.cluster_workload(cluster_id, since)
-                if row.get(policy.slo_metric) is not None}
+        fresh_s = self.conf.actuator.sample_max_age
+        return {row['ts']: float(row[policy.slo_metric]) for row in rows
+                if row.get(policy.slo_metric) is not None
+                and now - timestamps.epoch(row['ts']) <= fresh_s}
 
-    def _load_points(self, cluster_id, policy: policy_mod.ScalingPolicy,
-                     now: float) -> list[tuple[float, float]]:
-        """The cluster's total load per monitor round within the trend's
-        window, from rounds in which every node was sampled (a round that
-        missed one would read as a drop).
+    @staticmethod
+    def _load_points(rows: list[dict]) -> list[tuple[float, float]]:
+        """The cluster's total load per monitor round, from rounds in which
+        every node was sampled (a round that missed one would read as a
+        drop).
         """
-        if policy.trend_window_s <= 0:
-            return []
-        since = datetime.datetime.fromtimestamp(
-            now - policy.trend_window_s, datetime.timezone.utc)
         return [(timestamps.epoch(row['ts']),
                  sum(float(row.get(k) or 0.0) for k in workload.LOAD_KEYS))
-                for row in self.store.samples.cluster_workload(cluster_id, since)
-                if row.get('nodes_up') == row.get('nodes_total')]
+                for row in rows if row.get('nodes_up') == row.get('nodes_total')]
 
     @staticmethod
     def _measured(policy: policy_mod.ScalingPolicy,
@@ -244,14 +245,16 @@ class Controller:
         serving = executor_mod.serving_nodes(nodes)
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
+        rows = self._cluster_rounds(cluster_id, now, max(
+            self.conf.actuator.sample_max_age, policy.trend_window_s))
         assessment = guard_mod.assess(policy, self._rounds(
-            policy, recent, self._cluster_metric(cluster_id, policy, now)))
+            policy, recent, self._cluster_metric(policy, rows, now)))
         clock = self._joins(cluster_id)
         join_s = clock.join_time(policy.default_flavor, self.conf.actuator.join_timeout)
         busy_s = clock.busy_time(policy.default_flavor, join_s)
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
-        growth = planning.trend_growth(self._load_points(cluster_id, policy, now),
+        growth = planning.trend_growth(self._load_points(rows),
                                        now, policy.trend_window_s, join_s,
                                        policy.trend_max_growth)
         registry = model_state.load_capacity(self.store, str(cluster_id))
@@ -291,8 +294,8 @@ class Controller:
             return None
         serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
-        rounds = self._rounds(policy, recent,
-                              self._cluster_metric(cluster_id, policy, now))
+        rows = self._cluster_rounds(cluster_id, now, self.conf.actuator.sample_max_age)
+        rounds = self._rounds(policy, recent, self._cluster_metric(policy, rows, now))
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
         registry = model_state.load_capacity(self.store, str(cluster_id))
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
