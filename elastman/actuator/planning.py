@@ -92,7 +92,7 @@ def trend_growth(points: Sequence[tuple[float, float]], now: float,
     v = np.array([p[1] for p in recent], dtype=float)
     if np.ptp(t) <= 0:
         return 1.0
-    slope, intercept = np.polyfit(t - t[-1], v, 1)
+    slope, intercept = np.polyfit(t - t.max(), v, 1)
     if slope <= 0 or intercept <= 0:
         return 1.0
     return float(min(most, (intercept + slope * span_s) / intercept))

@@ -140,6 +140,9 @@ def test_the_trend_projects_a_rising_load_over_the_join():
     flat_then_rising = [(t - 3600.0, 1000.0) for t, _ in rising] + rising
     assert planning.trend_growth(flat_then_rising, now, 600.0, 900.0) == pytest.approx(
         3400.0 / 1900.0)
+    # the rounds in any order
+    assert planning.trend_growth(rising[::-1], now, 600.0, 900.0) == pytest.approx(
+        3400.0 / 1900.0)
     # a step fits a steep line: the growth is bounded
     assert planning.trend_growth(rising, now, 600.0, 900.0, most=1.5) == 1.5
 
