@@ -207,10 +207,13 @@ def test_same_samples_as_jmx(conf, exported_node):
             low, high = sorted((_bucket(first[key]), _bucket(last[key])))
             assert low - 1 <= _bucket(by_prom[key]) <= high + 1, (
                 key, by_prom[key], first[key], last[key])
-        # the two sources read the node moments apart: within two of
-        # Cassandra's buckets (about 20% wide each), or within 0.05 ms for
-        # medians below 0.1 ms (measured: 0.042 against 0.072)
+        # the medians come from two estimators: the JMX source differences
+        # the histogram over one interval, the exporter serves Cassandra's
+        # decaying reservoir, which still weighs the previous minutes. On a
+        # busy 2-core host they were measured up to 2.1x apart (0.124
+        # against 0.258 ms); a factor of 3, or 0.05 ms for medians below
+        # 0.1 ms, separates that from a source reading the wrong metric
         for key in ('read_p50_ms', 'write_p50_ms'):
-            assert (abs(_bucket(by_jmx[key]) - _bucket(by_prom[key])) <= 2
-                    or abs(by_jmx[key] - by_prom[key]) <= 0.05), (
+            low, high = sorted((by_jmx[key], by_prom[key]))
+            assert high <= 3 * low or high - low <= 0.05, (
                 key, by_jmx[key], by_prom[key])
