@@ -336,13 +336,16 @@ class Elastman(Policy):
         if self.registry.is_due(t):
             self.registry.refit(t)
         self._clock_joins(sim)
+        # the cluster's own p99 and load, as the monitor merges every node it
+        # reads, a leaving one too (the VMs' latency tails mixed by the reads
+        # each served); the guard's per-VM view, as the actuator's, only the
+        # serving ones
+        sampled = sim.sampled_slots()
+        reads = sim.obs_reads[sampled]
+        cluster_p99 = (aggregate_p99(sim.obs_p99[sampled], reads)
+                       if len(sampled) and reads.sum() > 0 else None)
+        self.load_points.append((t, float(reads.sum() + sim.obs_writes[sampled].sum())))
         slots = sim.serving_slots()
-        # the cluster's own p99, as the monitor merges the nodes' histograms:
-        # the VMs' latency tails mixed by the reads each served
-        reads = sim.obs_reads[slots]
-        cluster_p99 = (aggregate_p99(sim.obs_p99[slots], reads)
-                       if len(slots) and reads.sum() > 0 else None)
-        self.load_points.append((t, float(reads.sum() + sim.obs_writes[slots].sum())))
         self.rounds.appendleft(guard_mod.Round(t, dict(zip(
             (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist())),
             cluster_p99))

@@ -314,6 +314,11 @@ class SimCluster:
     def serving_slots(self) -> np.ndarray:
         return np.flatnonzero(self.state == SERVING)
 
+    def sampled_slots(self) -> np.ndarray:
+        """The VMs a monitor reads: serving, and leaving (a decommissioning
+        node serves its share until it is gone)."""
+        return np.flatnonzero((self.state == SERVING) | (self.state == LEAVING))
+
     def count(self, *states: int) -> int:
         return int(np.isin(self.state, states).sum())
 

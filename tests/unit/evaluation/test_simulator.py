@@ -54,6 +54,29 @@ def test_join_and_decommission_timing():
     assert c.vms == 4 and 4 not in c.slot_of
 
 
+def test_a_leaving_vm_is_sampled_until_it_is_gone():
+    """A decommissioning VM serves its share: the monitor's view (the
+    cluster's load, for the planning loop's trend) keeps it, the serving
+    view does not.
+    """
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=5)
+    el = pol.make(['elastman'])[0]
+    el.start(c)
+    c.step()
+    el.observe(c)
+    before = el.load_points[-1][1]
+    c.apply(sm.Action(remove=[4]))
+    c.step()
+    el.observe(c)
+    assert len(c.serving_slots()) == 4 and len(c.sampled_slots()) == 5
+    served = c.minute - 1
+    offered = float(c.trace.reads[served] + c.trace.writes[served] * 3)
+    # every read and every replica's write is served by a sampled VM
+    assert el.load_points[-1][1] == pytest.approx(offered, rel=1e-6)
+    assert el.load_points[-1][1] == pytest.approx(before, rel=0.2)
+
+
 def test_join_slots_join_the_vms_of_a_scale_out_in_a_row():
     """With one join slot each VM is created (and billed) when the one
     before it serves, as the actuator's executor bootstraps them; without a
