@@ -40,6 +40,7 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+import numpy as np
 from oslo_log import log as logging
 
 from elastman.capacity import capacity as cap_mod
@@ -112,6 +113,27 @@ class Changes:
 def _fit_job(job: tuple) -> model_mod.FittedModel:
     x, y, w, params, mask, now = job
     return model_mod.fit(x, y, params, mask, now, weights=w)
+
+
+#: A flavour keeps its boundary when its cells turn one-class (the load
+#: stays below it) unless more than this share of their weight lies on the
+#: wrong side of it: a boundary the VMs keep crossing within the SLO (one
+#: learnt from a transient overload whose violated cells were pruned since)
+#: would otherwise hold every VM "possibly over capacity" for good.
+MAX_CONTRADICTED = 0.5
+
+
+def misclassified(model: model_mod.FittedModel, x: Any, y: Any, w: Any) -> float:
+    """The share of the cells' weight (all cells alike when none has any)
+    that ``model`` puts on the other side of its boundary.
+    """
+    x, y, w = np.asarray(x, dtype=float), np.asarray(y), np.asarray(w, dtype=float)
+    if not len(y) or not model.two_class:
+        return 0.0
+    if not w.sum() > 0:
+        w = np.ones(len(y))
+    wrong = model.predict(x) != np.where(y > 0, 1, -1)
+    return float(w[wrong].sum() / w.sum())
 
 
 class ModelRegistry:
@@ -347,15 +369,20 @@ class ModelRegistry:
         mapper = executor.map if executor is not None else map
         models = list(mapper(_fit_job, [j[2] for j in jobs]))
         updates = []
-        for (scope, key, _), model in zip(jobs, models):
+        for (scope, key, (x, y, w, *_)), model in zip(jobs, models):
             slot = (self.vm_slots if scope == VM else self.flavor_slots)[key]
             slot.fitted_revision = revisions[(scope, key)]
             self._dirty(scope, key, 'fitted_revision')
             if (scope == FLAVOR and slot.model is not None and slot.model.two_class
                     and not model.two_class):
-                LOG.debug('flavour %s keeps its two-class model over a %s fit',
-                          key, model.kind)
-                continue
+                wrong = misclassified(slot.model, x, y, w)
+                if wrong <= MAX_CONTRADICTED:
+                    LOG.debug('flavour %s keeps its two-class model over a %s '
+                              'fit', key, model.kind)
+                    continue
+                LOG.info('flavour %s: its cells contradict its boundary (%.0f%% '
+                         'of their weight on the wrong side); a %s model '
+                         'replaces it', key, 100 * wrong, model.kind)
             if slot.model is not None and _same(slot.model, model):
                 continue
             slot.model, slot.imported = model, False

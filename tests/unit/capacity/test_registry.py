@@ -118,6 +118,45 @@ def test_state_survives_restart_and_export_import():
     assert est.capacity == pytest.approx(capacity(reg.flavor_model('m1'), w).capacity)
 
 
+def _prior(factor: float) -> dict:
+    """An exported flavour model learnt from a VM ``factor`` times as
+    capable as the synthetic one.
+    """
+    reg = ModelRegistry('teacher', P)
+    reg.register_node('t', 'm1')
+    vm = syn.SyntheticVM(factor=factor)
+    walk = syn.RandomWalk(syn.SyntheticVM(factor=factor), seed=1)
+    for ts in range(900):
+        assert reg.add_sample(syn.sample(vm, *walk.step(), ts, node='t',
+                                         cluster='teacher'))
+    reg.refit(900)
+    assert reg.flavor_model('m1').two_class
+    return ser.loads(ser.dumps(reg.export_flavor_model('m1')))
+
+
+@pytest.mark.parametrize('factor, kept', [(1.0, True), (0.2, False)])
+def test_flavour_boundary_kept_unless_its_own_cells_contradict_it(factor, kept):
+    """A flavour whose cells turn one-class keeps its boundary while the load
+    stays below it; a boundary its VMs serve far beyond within the SLO (one
+    that puts the capacity at a fifth of the truth) gives way to what the
+    cells show.
+    """
+    reg = ModelRegistry('c1', P)
+    reg.register_node('vm-1', 'm1')
+    reg.import_flavor_model(_prior(factor), flavor='m1')
+    vm = syn.SyntheticVM(seed=3)
+    for ts in range(300):               # a third of the capacity, all met
+        rate = 1500.0 + (ts % 10) * 100.0
+        assert reg.add_sample(syn.sample(vm, rate, rate / 2, 1024, ts))
+    reg.refit(900)
+    model = reg.flavor_model('m1')
+    assert model.two_class is kept
+    if not kept:
+        assert model.kind == 'all_met'
+        est = reg.capacity('vm-1', [2000, 1000, 1024])
+        assert est.capacity >= 2000 + 1000 - 250     # what the VM was seen to serve
+
+
 def test_slo_metric_from_the_samples_extra():
     """read_with_queue_p99_ms travels in a stored sample's ``extra``."""
     params = ModelParams(slo_metric='read_with_queue_p99_ms')
