@@ -316,7 +316,8 @@ class SimCluster:
 
     def sampled_slots(self) -> np.ndarray:
         """The VMs a monitor reads: serving, and leaving (a decommissioning
-        node serves its share until it is gone)."""
+        node serves its share until it is gone).
+        """
         return np.flatnonzero((self.state == SERVING) | (self.state == LEAVING))
 
     def count(self, *states: int) -> int:
