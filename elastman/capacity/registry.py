@@ -381,8 +381,8 @@ class ModelRegistry:
                               'fit', key, model.kind)
                     continue
                 LOG.info('flavour %s: its cells contradict its boundary (%.0f%% '
-                         'of their weight on the wrong side); a %s model '
-                         'replaces it', key, 100 * wrong, model.kind)
+                         'of their weight on the wrong side); their own fit '
+                         '(%s) replaces it', key, 100 * wrong, model.kind)
             if slot.model is not None and _same(slot.model, model):
                 continue
             slot.model, slot.imported = model, False
