@@ -140,6 +140,7 @@ def estimates_for(registry: Any, per_vm: Mapping[str, Mapping[str, Any]],
     for model, source, nodes in groups.values():
         points = [registry.point_of(per_vm[n]) for n in nodes]
         for node, est in zip(nodes, cap_mod.capacities(model, points)):
+            est = registry.served(est, per_vm[node])
             est.source = source
             out[node] = est
     return out

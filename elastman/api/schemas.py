@@ -51,6 +51,7 @@ MODEL_PARAMS = {
         'cell_max_age': {'type': 'number', 'minimum': 0},
         'balanced': {'type': 'boolean'},
         'keep_violated': {'type': 'boolean'},
+        'interference_scale': {'type': 'boolean'},
     },
 }
 

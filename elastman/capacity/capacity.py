@@ -73,6 +73,17 @@ class CapacityEstimate:
     def violated(self) -> bool:
         return self.load > self.capacity
 
+    def slowed(self, factor: float) -> 'CapacityEstimate':
+        """This estimate, made on loads grown ``factor`` times (a slowed-down
+        VM's, :func:`elastman.capacity.features.slowdown`), in the loads
+        the VM serves: ``capacity``, ``load`` and ``seen`` divided by it.
+        """
+        if factor == 1.0:
+            return self
+        return dataclasses.replace(self, capacity=self.capacity / factor,
+                                   load=self.load / factor,
+                                   seen=self.seen / factor)
+
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d['excess'] = self.excess

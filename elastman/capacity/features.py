@@ -15,6 +15,14 @@ Plug-ins are found through the stevedore namespace ``elastman.features``. A
 feature says whether it grows with the load (``scales_with_load``): the capacity
 ray scales those coordinates and keeps the others (data size, interference)
 fixed, so that capacity is "the most load of this mix".
+
+The host agents' interference index is either a coordinate of its own
+(:class:`InterferenceIndex`, Hubbub-Scale's third dimension) or the load's
+scale (:func:`slowdown`): the index is the drop ``(L_c - L_i) / L_i`` a VM
+suffers from its co-runners (:mod:`elastman.hostagent.interference`), read
+as its service time grown ``1 + index`` times, so a VM serving ``w`` under
+it is as loaded as one serving ``(1 + index) w`` alone, and its capacity is
+``1 / (1 + index)`` of what it would be alone.
 """
 from __future__ import annotations
 
@@ -121,6 +129,28 @@ class InterferenceIndex(Feature):
     unit = ''
     default_granularity = 0.1
     field = 'interference_index'
+
+
+def slowdown(sample: Mapping[str, Any]) -> float:
+    """``1 + interference_index`` of ``sample`` (1 when it carries none).
+
+    Raises ValueError for an index that is not a finite number >= 0.
+    """
+    value = sample.get(InterferenceIndex.field)
+    if value is None:
+        return 1.0
+    index = _num(sample, InterferenceIndex.field)
+    if not (math.isfinite(index) and index >= 0):
+        raise ValueError('interference_index must be a finite number >= 0, '
+                         'not %r' % (value,))
+    return 1.0 + index
+
+
+def scale_loads(features: Sequence[Feature], point: Sequence[float],
+                factor: float) -> list[float]:
+    """``point`` with its load coordinates multiplied by ``factor``."""
+    return [v * factor if f.scales_with_load else float(v)
+            for f, v in zip(features, point)]
 
 
 def load_feature(name: str) -> Feature:

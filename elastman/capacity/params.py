@@ -25,6 +25,8 @@ SLO_METRICS = ('read_p50_ms', 'read_p95_ms', 'read_p99_ms',
                'read_with_queue_p99_ms')
 
 DEFAULT_FEATURES = ('read_rate', 'write_rate', 'data_size')
+#: the host agents' interference index: a feature, or the load's scale
+INTERFERENCE = 'interference_index'
 DEFAULT_GRANULARITY = {'read_rate': 100.0, 'write_rate': 100.0,
                        'data_size': 512.0, 'interference_index': 0.1}
 
@@ -46,6 +48,11 @@ class ModelParams:
     cell's SVM weight does not fade with its age (a met cell's does): the
     learnt boundary is kept until a newer cell contradicts it or new samples
     refill its cells, however long the load stays below it.
+    With ``interference_scale`` (and without the ``interference_index``
+    feature) the host agents' index scales the load: a sample's load
+    coordinates are learnt as ``(1 + index)`` times what the VM served, and
+    a capacity is divided by its VM's ``1 + index`` (see
+    :func:`elastman.capacity.features.slowdown`).
     """
 
     slo_metric: str = 'read_p99_ms'
@@ -66,6 +73,7 @@ class ModelParams:
     cell_max_age: float = 0.0
     balanced: bool = False
     keep_violated: bool = True
+    interference_scale: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'features', tuple(self.features))
@@ -115,17 +123,27 @@ class ModelParams:
             bad('cell_max_age must be >= 0')
         if not (_finite(self.recency_half_life) and self.recency_half_life >= 0):
             bad('recency_half_life must be >= 0')
+        if not isinstance(self.interference_scale, bool):
+            bad('interference_scale must be true or false')
 
     # -- conversions -----------------------------------------------------
 
     def granularity_vector(self) -> list[float]:
         return [self.granularity[n] for n in self.features]
 
+    @property
+    def scales_by_interference(self) -> bool:
+        """Whether the interference index scales the load (it does not
+        when it is a feature of its own).
+        """
+        return self.interference_scale and INTERFERENCE not in self.features
+
     def grid_signature(self) -> dict[str, Any]:
         """What the cells depend on: changing it invalidates the cells."""
         return {'features': list(self.features),
                 'granularity': self.granularity_vector(),
-                'slo_metric': self.slo_metric}
+                'slo_metric': self.slo_metric,
+                'interference_scale': self.scales_by_interference}
 
     def replace(self, **changes: Any) -> 'ModelParams':
         return dataclasses.replace(self, **changes)
@@ -161,7 +179,8 @@ class ModelParams:
                       solver=t.svm_solver, min_cells=t.min_cells,
                       recency_half_life=float(t.recency_half_life),
                       prune_conflicts=t.prune_conflicts,
-                      cell_max_age=float(t.cell_max_age))
+                      cell_max_age=float(t.cell_max_age),
+                      interference_scale=t.interference_feature == 'scale')
         values.update(overrides)
         return cls(**values)
 

@@ -294,6 +294,15 @@ class ModelRegistry:
                         'rejected: %s', self.cluster_id, exc.node_id, exc.reason)
             return False
         node = sample['node_id']
+        if self.params.scales_by_interference:
+            try:
+                point = feat_mod.scale_loads(self.features, point,
+                                             feat_mod.slowdown(sample))
+            except ValueError as exc:
+                self.rejected['interference_index'] += 1
+                LOG.warning('capacity model of cluster %s: sample of node %s '
+                            'rejected: %s', self.cluster_id, node, exc)
+                return False
         grid = self.grids.get(node)
         if grid is not None:
             grid.add(point, value, ts)
@@ -437,10 +446,32 @@ class ModelRegistry:
         return own, VM
 
     def point_of(self, workload: Mapping[str, Any] | Sequence[float]) -> list[float]:
-        """Feature coordinates of a sample-like dict, or the sequence itself."""
+        """Feature coordinates of a sample-like dict (its loads grown by its
+        :meth:`slowdown`), or the sequence itself.
+        """
         if isinstance(workload, Mapping):
-            return feat_mod.extract_point(self.features, workload)
+            point = feat_mod.extract_point(self.features, workload)
+            return feat_mod.scale_loads(self.features, point, self.slowdown(workload))
         return [float(v) for v in workload]
+
+    def slowdown(self, workload: Mapping[str, Any] | Sequence[float]) -> float:
+        """How many times the load of ``workload`` counts: ``1 +`` its
+        interference index when the index scales the load, else 1 (also for
+        a bare point, and for an index that is not a number >= 0).
+        """
+        if not self.params.scales_by_interference or not isinstance(workload, Mapping):
+            return 1.0
+        try:
+            return feat_mod.slowdown(workload)
+        except ValueError:
+            return 1.0
+
+    def served(self, est: cap_mod.CapacityEstimate,
+               workload: Mapping[str, Any] | Sequence[float]) -> cap_mod.CapacityEstimate:
+        """An estimate made at :meth:`point_of` ``workload``, in the loads
+        the VM serves.
+        """
+        return est.slowed(self.slowdown(workload))
 
     def capacity(self, node_id: str, workload: Mapping[str, Any] | Sequence[float]
                  ) -> cap_mod.CapacityEstimate:
@@ -455,7 +486,7 @@ class ModelRegistry:
                                            math.nan, cap_mod.UNKNOWN,
                                            model_mod.EMPTY)
         else:
-            est = cap_mod.capacity(model, point)
+            est = self.served(cap_mod.capacity(model, point), workload)
         est.source = source
         return est
 

@@ -49,14 +49,21 @@ trainer_opts = [
     cfg.ListOpt('features', default=['read_rate', 'write_rate', 'data_size'],
                 help='Feature plug-ins (namespace elastman.features) that '
                      'span the model space, in order.'),
-    cfg.StrOpt('interference_feature', default='auto',
-               choices=[('auto', 'add interference_index to the features '
-                         'of a cluster once its samples carry it (the host '
-                         'agents report its nodes)'),
-                        ('never', 'only the features listed in features')],
-               help='Whether the host agents\' interference index becomes a '
-                    'dimension of the capacity model (Hubbub-Scale). With '
-                    'auto, the first sample of a cluster that carries '
+    cfg.StrOpt('interference_feature', default='scale',
+               choices=[('scale', 'the index scales the load: a VM under '
+                         'index i is learnt as serving (1 + i) times its '
+                         'load, and its capacity is 1 / (1 + i) of its '
+                         'capacity alone'),
+                        ('dimension', 'add interference_index to the '
+                         'features of a cluster once its samples carry it '
+                         '(Hubbub-Scale\'s third dimension)'),
+                        ('never', 'the index is not used')],
+               help='How the host agents\' interference index (reported '
+                    'for the nodes on their compute hosts) enters the '
+                    'capacity model. With scale, every cell is learnt in '
+                    'the loads of a VM alone, so the model needs no cells '
+                    'taken under interference to answer for it. With '
+                    'dimension, the first sample of a cluster that carries '
                     'interference_index adds the feature for good: the '
                     'cluster\'s cells restart once, and from then on a '
                     'sample without the index is not learnt from.'),

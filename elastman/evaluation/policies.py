@@ -29,8 +29,11 @@ interference index.
   (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
   ``elastman``, the real forecaster ensemble
   (:class:`~elastman.predictor.ensemble.Ensemble`).
-  ``elastman-interference`` is ``elastman`` whose capacity model has the host
-  agents' interference index as a feature (Hubbub-Scale's third dimension).
+  Their capacity model scales the load by the host agents' interference
+  index, as the trainer does by default (``[trainer] interference_feature =
+  scale``); ``elastman-nointerference`` is ``elastman`` whose model does not
+  use the index, ``elastman-dimension`` one that takes it as a feature
+  (Hubbub-Scale's third dimension).
 * ``oracle``: knows the whole future (workload, every VM's capacity, join time
   and interference episodes) and keeps the cluster p99 under the SLO with the
   fewest VMs its plan finds (:mod:`elastman.evaluation.oracle`).
@@ -72,6 +75,8 @@ MIN_SIZE = 3
 START_UTILISATION = 0.7
 #: The capacity-model feature (and sample key) of the host agents' index.
 INTERFERENCE = 'interference_index'
+#: how the capacity model takes the index (``[trainer] interference_feature``)
+INTERFERENCE_MODES = ('scale', 'dimension', 'never')
 #: The join time the actuator assumes before it has clocked one
 #: (``[actuator] join_timeout``'s default).
 JOIN_DEFAULT_S = 900.0
@@ -233,10 +238,11 @@ class Elastman(Policy):
     hottest first) and the flavour model answers for every other VM, as the
     registry does for any VM without enough cells of its own. With ``prior``
     the flavour starts from the model another cluster of the same flavour
-    learnt (:func:`elastman.evaluation.priors.flavor_prior`). With
-    ``interference`` the capacity model takes the host agents' interference
-    index as a feature; the samples and the loads the model is asked about
-    carry the index either way.
+    learnt (:func:`elastman.evaluation.priors.flavor_prior`).
+    ``interference`` is how the capacity model takes the host agents'
+    interference index, as ``[trainer] interference_feature`` says: ``scale``
+    (it scales the load), ``dimension`` (a feature) or ``never``; the samples
+    and the loads the model is asked about carry the index either way.
     """
 
     period_s = 60.0
@@ -254,15 +260,20 @@ class Elastman(Policy):
                  params: ModelParams | None = None, probes: int = 4,
                  ensemble: dict[str, Any] | None = None, series: str = 'total',
                  options: dict[str, Any] | None = None, name: str | None = None,
-                 prior: bool = True, interference: bool = False) -> None:
+                 prior: bool = True, interference: str = 'scale') -> None:
         self.predict, self.series, self.prior = predict, series, prior
         self.name = name or ('elastman' if predict else 'elastman-noprediction')
         self.policy = policy
         self.options = dict(options or {})
         self.params = params or ModelParams(slo_metric='read_p99_ms')
-        if interference and INTERFERENCE not in self.params.features:
+        if interference not in INTERFERENCE_MODES:
+            raise ValueError('interference must be one of %s'
+                             % ', '.join(INTERFERENCE_MODES))
+        if interference == 'dimension' and INTERFERENCE not in self.params.features:
             self.params = self.params.replace(
                 features=tuple(self.params.features) + (INTERFERENCE,))
+        elif interference == 'never':
+            self.params = self.params.replace(interference_scale=False)
         self.probes = probes
         self.ensemble_kwargs = dict(refit_interval=30, seasonal_periods=(288,))
         self.ensemble_kwargs.update(ensemble or {})
@@ -540,8 +551,10 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         'static': Static, 'reactive': Reactive, 'target': TargetTracking,
         'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
         'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
-        'elastman-interference': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, interference=True, name='elastman-interference')),
+        'elastman-nointerference': lambda: Elastman(predict=True, **dict(
+            elastman_kwargs, interference='never', name='elastman-nointerference')),
+        'elastman-dimension': lambda: Elastman(predict=True, **dict(
+            elastman_kwargs, interference='dimension', name='elastman-dimension')),
         'elastman-noprior': lambda: Elastman(predict=True, **dict(
             elastman_kwargs, prior=False, name='elastman-noprior')),
         'elastman-paper': lambda: Elastman(predict=True, **dict(
@@ -559,5 +572,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 
 #: The default report; ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-interference`` and ``elastman-noprior`` run when named.
+#: ``elastman-nointerference``, ``elastman-dimension`` and
+#: ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

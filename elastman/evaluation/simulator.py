@@ -351,8 +351,12 @@ class SimCluster:
         self.acc_n[:] = 0.0
 
     def interference_index(self, slots: np.ndarray) -> np.ndarray:
-        """What the host agents report: 1 - capacity factor left by interference."""
-        return 1.0 - self.interference[slots]
+        """What the host agents report: the drop ``(L_c - L_i) / L_i`` of a
+        service time grown ``1 / f`` times by an episode that leaves the
+        factor ``f`` of the capacity, ``1 / f - 1``, at most 1 as the agent
+        reports it (:mod:`elastman.hostagent.interference`).
+        """
+        return np.minimum(1.0 / self.interference[slots] - 1.0, 1.0)
 
     def true_factor(self, slots: np.ndarray) -> np.ndarray:
         """Capacity factor of ``slots`` now (oracle only)."""

@@ -172,7 +172,7 @@ class TrainerManager(sharing.SharedManager):
                                                                stored)
             if previous is not None:
                 state.last_sample = previous.last_sample
-        if self.conf.trainer.interference_feature == 'auto' and \
+        if self.conf.trainer.interference_feature == 'dimension' and \
                 INTERFERENCE in state.registry.params.features:
             params = with_interference(params)     # once added, it stays
         if state.registry.params != params:
@@ -181,11 +181,11 @@ class TrainerManager(sharing.SharedManager):
 
     def _maybe_add_interference(self, cluster_id: str, state: _ClusterState,
                                 rows: list[dict]) -> None:
-        """With ``interference_feature = auto``, the first sample carrying
+        """With ``interference_feature = dimension``, the first sample carrying
         the host agents' index makes it a dimension of the cluster's model.
         """
         registry = state.registry
-        if self.conf.trainer.interference_feature != 'auto' or \
+        if self.conf.trainer.interference_feature != 'dimension' or \
                 INTERFERENCE in registry.params.features or \
                 not any(carries_interference(r) for r in rows):
             return

@@ -244,11 +244,68 @@ def test_a_new_cluster_starts_from_another_clusters_flavour_model(conf, store):
         conf.clear_override('update_period', 'trainer')
 
 
-def test_interference_index_becomes_a_model_dimension(conf, store):
-    """[trainer] interference_feature = auto (the default): samples that
-    carry the host agents' index add it to the model's features, and the
-    capacity then depends on it (Hubbub-Scale's third dimension).
+def _interfered_samples(store, cid, rng, first, index_of, samples=range(800)):
+    """Samples of node n1 every 10 s from ``first`` (800 by default); from
+    the 200th on, the host agents report the index ``index_of(factor)`` of
+    a capacity factor drawn from 1, 0.8 and 0.6.
     """
+    for i in samples:
+        factor = 1.0 if i < 200 else float(rng.choice([1.0, 0.8, 0.6]))
+        vm = synthetic.SyntheticVM(factor=factor, seed=i)
+        share, size = rng.uniform(0.3, 0.7), rng.uniform(1024, 3072)
+        load = rng.uniform(0.3, 1.7) * vm.capacity(share, size)
+        r, w = share * load, (1 - share) * load
+        store.samples.add({
+            'cluster_id': cid, 'node_id': 'n1',
+            'ts': first + datetime.timedelta(seconds=10 * i), 'up': True,
+            'reads_per_s': r, 'writes_per_s': w,
+            'read_bytes_mean': size, 'write_bytes_mean': size,
+            'read_p99_ms': vm.p99(r, w, size),
+            **({'extra': {'interference_index': index_of(factor)}}
+               if i >= 200 else {})})
+
+
+def _capacity_at(store, cid, index):
+    workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
+                'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0,
+                'interference_index': index}
+    return stored_capacity(store, cid, 'n1', workload)['capacity']
+
+
+def test_interference_index_scales_the_load_by_default(conf, store):
+    """[trainer] interference_feature = scale (the default): a sample under
+    the host agents' index ``i`` is learnt as ``1 + i`` times its load, and
+    the capacity the actuator reads for a VM under ``i`` is ``1 / (1 + i)``
+    of the VM's alone; the index never becomes a feature.
+    """
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'ci-scale', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        trainer = trainer_manager.TrainerManager(conf, store=store)
+        # the agents report the drop of a service time 1/f times longer
+        _interfered_samples(store, cid, np.random.default_rng(5), T0,
+                            lambda f: 1.0 / f - 1.0)
+        trainer.train_cluster(cluster, now=T0.timestamp() + 9000)
+        params = trainer._clusters[str(cid)].registry.params
+        assert 'interference_index' not in params.features
+        assert params.scales_by_interference
+        for factor in (1.0, 0.6):
+            truth = synthetic.SyntheticVM(factor).capacity(0.5, 2048)
+            got = _capacity_at(store, cid, 1.0 / factor - 1.0)
+            assert math.isclose(got, truth, rel_tol=0.2), (factor, got, truth)
+    finally:
+        conf.clear_override('update_period', 'trainer')
+
+
+def test_interference_index_becomes_a_model_dimension(conf, store):
+    """[trainer] interference_feature = dimension: samples that carry the
+    host agents' index add it to the model's features, and the capacity
+    then depends on it (Hubbub-Scale's third dimension).
+    """
+    conf.set_override('interference_feature', 'dimension', 'trainer')
     conf.set_override('update_period', 60, 'trainer')
     try:
         cluster = store.clusters.create('p', 'ci', spec={}, policy={
@@ -257,42 +314,22 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
         store.nodes.upsert(cid, 'n1', flavor='small', address='x')
         rng = np.random.default_rng(5)
         trainer = trainer_manager.TrainerManager(conf, store=store)
-        for i in range(800):
-            if i == 200:
-                # the host agents were not reporting yet: a 3-D model
-                trainer.train_cluster(cluster, now=T0.timestamp() + 2100)
-                state = trainer._clusters[str(cid)]
-                assert 'interference_index' not in \
-                    state.registry.params.features
-                assert state.registry.flavor_model('small').two_class
-            index = 0.0 if i < 200 else \
-                float(rng.choice([0.0, 0.2, 0.4, 0.6]))
-            vm = synthetic.SyntheticVM(factor=1.0 - index, seed=i)
-            share, size = rng.uniform(0.3, 0.7), rng.uniform(1024, 3072)
-            load = rng.uniform(0.3, 1.7) * vm.capacity(share, size)
-            r, w = share * load, (1 - share) * load
-            store.samples.add({
-                'cluster_id': cid, 'node_id': 'n1',
-                'ts': T0 + datetime.timedelta(seconds=10 * i), 'up': True,
-                'reads_per_s': r, 'writes_per_s': w,
-                'read_bytes_mean': size, 'write_bytes_mean': size,
-                'read_p99_ms': vm.p99(r, w, size),
-                **({'extra': {'interference_index': index}}
-                   if i >= 200 else {})})
+        # the host agents were not reporting yet: a 3-D model
+        _interfered_samples(store, cid, rng, T0, lambda f: 1.0 - f, range(200))
+        trainer.train_cluster(cluster, now=T0.timestamp() + 2100)
+        state = trainer._clusters[str(cid)]
+        assert 'interference_index' not in state.registry.params.features
+        assert state.registry.flavor_model('small').two_class
+        _interfered_samples(store, cid, rng, T0, lambda f: 1.0 - f, range(200, 800))
         trainer.train_cluster(cluster, now=T0.timestamp() + 9000)
         state = trainer._clusters[str(cid)]
         assert state.registry.params.features[-1] == 'interference_index'
 
-        def capacity(index):
-            workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
-                        'read_bytes_mean': 2048.0,
-                        'write_bytes_mean': 2048.0,
-                        'interference_index': index}
-            return stored_capacity(store, cid, 'n1', workload)['capacity']
         for index in (0.0, 0.4):
             truth = synthetic.SyntheticVM(1.0 - index).capacity(0.5, 2048)
-            assert math.isclose(capacity(index), truth, rel_tol=0.2), index
-        assert capacity(0.4) < 0.75 * capacity(0.0)
+            assert math.isclose(_capacity_at(store, cid, index), truth,
+                                rel_tol=0.2), index
+        assert _capacity_at(store, cid, 0.4) < 0.75 * _capacity_at(store, cid, 0.0)
         # a restarted trainer keeps the dimension
         again = trainer_manager.TrainerManager(conf, store=store)
         again.train_cluster(cluster, now=T0.timestamp() + 7300)
@@ -300,3 +337,4 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
             again._clusters[str(cid)].registry.params.features
     finally:
         conf.clear_override('update_period', 'trainer')
+        conf.clear_override('interference_feature', 'trainer')

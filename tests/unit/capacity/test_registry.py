@@ -169,3 +169,44 @@ def test_slo_metric_from_the_samples_extra():
     assert reg.add_sample(trainer_manager.sample_from_row(with_queue))
     assert not reg.add_sample(trainer_manager.sample_from_row(without))
     assert sum(reg.rejected.values()) == 1
+
+
+def test_the_interference_index_scales_the_load():
+    """A VM whose every sample came under a 30% capacity drop (an index of
+    1/0.7 - 1, the drop the host agents report) teaches the model what it
+    would serve alone; asked with the index, the model answers what is left.
+    """
+    index = 1 / 0.7 - 1
+    alone, slowed = syn.SyntheticVM(seed=1), syn.SyntheticVM(factor=0.7, seed=2)
+    work = {'reads_per_s': 500.0, 'writes_per_s': 500.0, 'read_bytes_mean': 2048,
+            'write_bytes_mean': 2048}
+
+    def trained(params):
+        reg = ModelRegistry('c1', params)
+        reg.register_node('vm-1', 'm1')
+        walk = syn.RandomWalk(slowed, seed=3)
+        for ts in range(900):
+            assert reg.add_sample(dict(syn.sample(slowed, *walk.step(), ts),
+                                       interference_index=index))
+        reg.refit(900)
+        return reg
+
+    scaled = trained(P)
+    assert scaled.capacity('vm-1', work).capacity == pytest.approx(
+        alone.capacity(0.5, 2048), rel=0.15)
+    est = scaled.capacity('vm-1', dict(work, interference_index=index))
+    assert est.capacity == pytest.approx(slowed.capacity(0.5, 2048), rel=0.15)
+    assert est.load == pytest.approx(1000.0)
+    # without the scale, the slowed VM's boundary is learnt as its own
+    plain = trained(P.replace(interference_scale=False))
+    assert plain.capacity('vm-1', work).capacity == pytest.approx(
+        slowed.capacity(0.5, 2048), rel=0.15)
+
+
+def test_a_bad_interference_index_is_rejected():
+    reg = _fed(seconds=10)
+    good = syn.sample(syn.SyntheticVM(), 100, 100, 1000, 11)
+    for bad in (-0.1, float('nan'), 'high'):
+        assert not reg.add_sample(dict(good, interference_index=bad))
+    assert reg.rejected['interference_index'] == 3
+    assert reg.add_sample(dict(good, interference_index=0.2))

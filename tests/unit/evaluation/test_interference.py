@@ -52,15 +52,34 @@ def test_tally_splits_episodes_from_the_rest():
     assert np.isnan(itf.ErrorTally().summary()['episode']['mae'])
 
 
-def test_the_index_is_a_model_feature_only_when_asked():
-    with_index = pol.Elastman(interference=True)
-    assert with_index.params.features[-1] == pol.INTERFERENCE
-    assert pol.INTERFERENCE not in pol.Elastman().params.features
-    names = [p.name for p in pol.make(['elastman', 'elastman-interference'])]
-    assert names == ['elastman', 'elastman-interference']
+def test_each_policy_takes_the_index_its_own_way():
+    scaled = pol.Elastman()
+    assert pol.INTERFERENCE not in scaled.params.features
+    assert scaled.params.scales_by_interference
+    dimension = pol.Elastman(interference='dimension')
+    assert dimension.params.features[-1] == pol.INTERFERENCE
+    assert not dimension.params.scales_by_interference
+    never = pol.Elastman(interference='never')
+    assert pol.INTERFERENCE not in never.params.features
+    assert not never.params.scales_by_interference
+    with pytest.raises(ValueError, match='interference must be one of'):
+        pol.Elastman(interference='sometimes')
+    names = [p.name for p in pol.make(list(itf.POLICIES))]
+    assert names == list(itf.POLICIES)
 
 
-def test_measure_scores_both_models_on_the_same_episodes():
+def test_the_simulated_index_is_the_drop_the_agent_reports():
+    trace = tr.load('weekly', nodes=4, days=0.01, seed=1)
+    sim = sim_mod.SimCluster(trace, sim_mod.SimConfig(), [sim_mod.Flavor('m1.medium')],
+                             {'m1.medium': 4}, seed=1, noise_key='test')
+    slots = sim.serving_slots()
+    sim.interference[slots] = [1.0, 0.8, 0.6, 0.4]
+    # a capacity factor f is a service time 1/f times longer: a drop of
+    # 1/f - 1, which the agent reports up to 1
+    assert sim.interference_index(slots) == pytest.approx([0.0, 0.25, 2 / 3, 1.0])
+
+
+def test_measure_scores_every_model_on_the_same_episodes():
     cfg = dataclasses.replace(sim_mod.SimConfig(), interference_per_day=6.0)
     trace = tr.load('weekly', nodes=8, days=0.15, seed=3)
     out = itf.measure(trace, 3, cfg, prior=False)
@@ -70,4 +89,5 @@ def test_measure_scores_both_models_on_the_same_episodes():
         assert np.isfinite(r['episode']['mae'])
         assert r['vm_hours'] > 0
     lines = itf.format_table(out)
-    assert 'at most 0.5x' in lines[-1]
+    assert len(lines) == 1 + len(itf.POLICIES) + len(itf.POLICIES) - 1
+    assert all('at most 0.5x' in line for line in lines[-2:])
