@@ -145,9 +145,9 @@ def test_model_export_import_between_clusters(conf, store, config_file,
         conf.clear_override('update_period', 'trainer')
 
 
-def _one_node_cluster(store):
-    """A cluster with one node ``n1`` of flavour ``small``."""
-    cluster = store.clusters.create('p', 'c', spec={}, policy={
+def _one_node_cluster(store, name='c'):
+    """A cluster ``name`` with one node ``n1`` of flavour ``small``."""
+    cluster = store.clusters.create('p', name, spec={}, policy={
         'slo_threshold_ms': synthetic.SLO_MS})
     store.nodes.upsert(cluster['id'], 'n1', flavor='small', address='x')
     return cluster, cluster['id']
@@ -280,10 +280,7 @@ def test_interference_index_scales_the_load_by_default(conf, store):
     """
     conf.set_override('update_period', 60, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'ci-scale', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
-        cid = cluster['id']
-        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        cluster, cid = _one_node_cluster(store, 'ci-scale')
         trainer = trainer_manager.TrainerManager(conf, store=store)
         # the agents report the drop of a service time 1/f times longer
         _interfered_samples(store, cid, np.random.default_rng(5), T0,
@@ -308,10 +305,7 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
     conf.set_override('interference_feature', 'dimension', 'trainer')
     conf.set_override('update_period', 60, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'ci', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
-        cid = cluster['id']
-        store.nodes.upsert(cid, 'n1', flavor='small', address='x')
+        cluster, cid = _one_node_cluster(store, 'ci')
         rng = np.random.default_rng(5)
         trainer = trainer_manager.TrainerManager(conf, store=store)
         # the host agents were not reporting yet: a 3-D model
