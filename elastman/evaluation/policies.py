@@ -54,6 +54,7 @@ from elastman.actuator import policy as policy_mod
 from elastman.actuator.policy import MAX_NODES
 from elastman.actuator.policy import PAPER_RULE
 from elastman.actuator.policy import ScalingPolicy
+from elastman.capacity.params import INTERFERENCE
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
 from elastman.common import assignments
@@ -73,9 +74,8 @@ LOG = logging.getLogger(__name__)
 
 MIN_SIZE = 3
 START_UTILISATION = 0.7
-#: The capacity-model feature (and sample key) of the host agents' index.
-INTERFERENCE = 'interference_index'
-#: how the capacity model takes the index (``[trainer] interference_feature``)
+#: how the capacity model takes the host agents' index (``[trainer]
+#: interference_feature``)
 INTERFERENCE_MODES = ('scale', 'dimension', 'never')
 #: The join time the actuator assumes before it has clocked one
 #: (``[actuator] join_timeout``'s default).

@@ -40,7 +40,7 @@ from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
-INTERFERENCE = 'interference_index'
+INTERFERENCE = params_mod.INTERFERENCE
 
 
 def model_overrides(policy: dict | None) -> dict[str, Any]:
