@@ -711,8 +711,11 @@ def _clusters_run(args, node: StoreNode, count: int) -> None:
                         stderr=open(os.path.join(work, host + '.log'), 'w')),
                         stats)
             started = time.time()
+            cpu_start = _cpu_seconds(node, procs)
             time.sleep(args.minutes * 60)
             before = _leases(store)
+            cpu_used = {k: round(v - cpu_start.get(k, 0.0), 1)
+                        for k, v in _cpu_seconds(node, procs).items()}
             killed_at = time.time()
             for worker in WORKERS:
                 procs['%s-b' % worker][0].send_signal(signal.SIGKILL)
@@ -766,7 +769,32 @@ def _clusters_run(args, node: StoreNode, count: int) -> None:
         emit({'bench': 'clusters', 'clusters': count, 'nodes_per_cluster':
               args.nodes, 'setup_s': round(setup_s, 1), 'minutes': args.minutes,
               'history_hours': args.history_hours, 'workers': summary,
+              # CPU seconds of each process over the minutes with two copies
+              'cpu_s': cpu_used, 'cpu_window_s': round(killed_at - started, 1),
               'logs': work})
+
+
+def _cpu_seconds(node: StoreNode, procs: dict) -> dict[str, float]:
+    """User + system CPU seconds so far of each worker copy and of the
+    store node (its JVM), by name.
+    """
+    pids = {host: proc.pid for host, (proc, _) in procs.items()}
+    if node.node is not None and node.node.pid():
+        pids['store'] = node.node.pid()
+    used = {}
+    for name, pid in pids.items():
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                # the fields after the command's closing parenthesis; utime
+                # and stime are the stat file's 14th and 15th
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        used[name] = (int(fields[11]) + int(fields[12])) / _TICKS
+    return used
+
+
+_TICKS = os.sysconf('SC_CLK_TCK')
 
 
 def _watch_takeover(store, before: dict[str, str], killed_at: float,
