@@ -774,13 +774,17 @@ def _clusters_run(args, node: StoreNode, count: int) -> None:
               'logs': work})
 
 
+_TICKS = os.sysconf('SC_CLK_TCK')
+
+
 def _cpu_seconds(node: StoreNode, procs: dict) -> dict[str, float]:
     """User + system CPU seconds so far of each worker copy and of the
     store node (its JVM), by name.
     """
     pids = {host: proc.pid for host, (proc, _) in procs.items()}
-    if node.node is not None and node.node.pid():
-        pids['store'] = node.node.pid()
+    store_pid = node.node.pid() if node.node is not None else None
+    if store_pid:
+        pids['store'] = store_pid
     used = {}
     for name, pid in pids.items():
         try:
@@ -792,9 +796,6 @@ def _cpu_seconds(node: StoreNode, procs: dict) -> dict[str, float]:
             continue
         used[name] = (int(fields[11]) + int(fields[12])) / _TICKS
     return used
-
-
-_TICKS = os.sysconf('SC_CLK_TCK')
 
 
 def _watch_takeover(store, before: dict[str, str], killed_at: float,

@@ -62,7 +62,7 @@ def connect(conf, keyspace: str | None = None) -> cql_cluster.Session:
                 1.0, conf.store.reconnect_max_delay),
             # Without it a request of a few kilobytes (a predictor's state
             # document) waits for the store's delayed ACK: about 45 ms per
-            # write on loopback instead of 2 (Nagle's algorithm).
+            # write on loopback instead of about 1 (Nagle's algorithm).
             sockopts=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             protocol_version=cassandra.ProtocolVersion.V5)
 

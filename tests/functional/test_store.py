@@ -206,7 +206,7 @@ def test_host_reports_give_each_node_its_interference_index(store):
 
 def test_store_connections_send_without_delay(keyspace_conf):
     """Every store connection has TCP_NODELAY: without it, a request of a
-    few kilobytes waits for the store's delayed ACK (about 40 ms on
+    few kilobytes waits for the store's delayed ACK (about 45 ms on
     loopback), which bounded the predictor's rounds.
     """
     session = connection.connect(keyspace_conf)
