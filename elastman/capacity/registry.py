@@ -334,8 +334,22 @@ class ModelRegistry:
 
     # -- fitting ---------------------------------------------------------
 
-    def is_due(self, now: float) -> bool:
-        return self.last_fit is None or now - self.last_fit >= self.params.update_period
+    def is_due(self, now: float, phase: float | None = None) -> bool:
+        """Whether a refit is due at ``now``; always before the first fit.
+
+        Without ``phase``: ``update_period`` s after the last fit. With it
+        (s): at the first instant ``phase + k * update_period`` that comes
+        at least half a period after the last fit, so that registries given
+        different phases refit in different rounds of their owner instead of
+        all in the same one (in the steady state, one period apart).
+        """
+        if self.last_fit is None:
+            return True
+        period = self.params.update_period
+        if phase is None:
+            return now - self.last_fit >= period
+        earliest = self.last_fit + period / 2
+        return now >= phase + math.ceil((earliest - phase) / period) * period
 
     def _training_set(self, grids: list[grid_mod.CellGrid], now: float):
         p = self.params

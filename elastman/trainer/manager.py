@@ -15,7 +15,8 @@ Each update round, for every cluster whose lease this trainer holds, it reads
 the samples that arrived since the last round from the store (the store, not
 the bus, is the source of truth, so a restarted or a second trainer misses
 nothing), files them in the cluster's :class:`ModelRegistry`, refits when the
-update period has passed, stores the models that changed, and saves what
+update period has passed (each cluster at its own phase of the period, so
+that the refits spread over the rounds), stores the models that changed, and saves what
 changed in the registry (the cells the samples touched, the
 summaries of the VMs and models that changed: see
 :mod:`elastman.store.model_state`). A trainer that takes a cluster over reads
@@ -28,6 +29,7 @@ import datetime
 import threading
 import time
 from typing import Any
+import zlib
 
 from oslo_log import log as logging
 
@@ -73,6 +75,14 @@ def sample_from_row(row: dict) -> dict:
     sample['cluster_id'] = str(row['cluster_id'])
     sample['ts'] = timestamps.epoch(row['ts'])
     return sample
+
+
+def refit_phase(cluster_id: str, period: float) -> float:
+    """Where in each update period ``cluster_id``'s refits fall (s): a
+    stable spread of the clusters over the period, so that a trainer's
+    clusters do not all refit in the same round.
+    """
+    return zlib.crc32(cluster_id.encode()) / 2 ** 32 * period
 
 
 class _ClusterState:
@@ -231,7 +241,8 @@ class TrainerManager(sharing.SharedManager):
                     registry.note_sampled(node_id,
                                           timestamps.epoch(rows[0]['ts']))
             updates = []
-            if registry.is_due(now):
+            if registry.is_due(now, refit_phase(
+                    cluster_id, registry.params.update_period)):
                 updates = registry.refit(now)
                 for update in updates:
                     persistence.save_update(self.store, cluster_id, update)

@@ -124,7 +124,7 @@ def test_writes_follow_the_changed_cells_and_the_actuator_reads_none(conf, store
             seconds=800), rng)
         other = trainer_manager.TrainerManager(conf, store=store)
         spy.reset()
-        other.train_cluster(cluster, now=T0.timestamp() + 630)   # not due
+        other.train_cluster(cluster, now=T0.timestamp() + 625)   # not due
         assert not spy.touched('capacity_cells')
         samples_read = spy.touched('samples', 'SELECT')
         assert len(samples_read) == len(NODES)
