@@ -38,6 +38,7 @@ from elastman.actuator import hostevents
 from elastman.actuator import policy as policy_mod
 from elastman.common import exception
 from elastman.common import rpc
+from elastman.common import schedule
 from elastman.compute import base as compute
 from elastman.store import sharing
 
@@ -162,10 +163,13 @@ class ActuatorManager(sharing.SharedManager):
             return
         result = self._guard(cluster, policy, now)
         if result is None or not result.acts:
-            last = self._last_decision.get(cluster_id)
+            # each cluster plans at its own phase of the control period, so
+            # that clusters that came together do not all plan in one round
+            period = policy.control_period_s
             ended = self._ended.pop(cluster_id, False)
-            if last is not None and now - last < policy.control_period_s \
-                    and not ended:
+            if not ended and not schedule.is_due(
+                    now, self._last_decision.get(cluster_id), period,
+                    schedule.phase_of(cluster_id, period)):
                 return
             self._last_decision[cluster_id] = now
             result = self.controller.decide(cluster, now)

@@ -51,6 +51,7 @@ from elastman.capacity.params import ModelParams
 from elastman.capacity import serialization as ser
 from elastman.capacity.validation import check_sample
 from elastman.capacity.validation import InvalidSample
+from elastman.common import schedule
 
 LOG = logging.getLogger(__name__)
 
@@ -335,21 +336,12 @@ class ModelRegistry:
     # -- fitting ---------------------------------------------------------
 
     def is_due(self, now: float, phase: float | None = None) -> bool:
-        """Whether a refit is due at ``now``; always before the first fit.
-
-        Without ``phase``: ``update_period`` s after the last fit. With it
-        (s): at the first instant ``phase + k * update_period`` that comes
-        at least half a period after the last fit, so that registries given
-        different phases refit in different rounds of their owner instead of
-        all in the same one (in the steady state, one period apart).
+        """Whether a refit is due at ``now``: ``update_period`` after the
+        last fit, or at the registry's ``phase`` of the period
+        (:func:`elastman.common.schedule.is_due`).
         """
-        if self.last_fit is None:
-            return True
-        period = self.params.update_period
-        if phase is None:
-            return now - self.last_fit >= period
-        earliest = self.last_fit + period / 2
-        return now >= phase + math.ceil((earliest - phase) / period) * period
+        return schedule.is_due(now, self.last_fit, self.params.update_period,
+                               phase)
 
     def _training_set(self, grids: list[grid_mod.CellGrid], now: float):
         p = self.params

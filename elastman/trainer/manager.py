@@ -29,12 +29,12 @@ import datetime
 import threading
 import time
 from typing import Any
-import zlib
 
 from oslo_log import log as logging
 
 from elastman.capacity import params as params_mod
 from elastman.capacity import registry as model_registry
+from elastman.common import schedule
 from elastman.common import timestamps
 from elastman.store import actions as actions_store
 from elastman.store import model_state as persistence
@@ -75,14 +75,6 @@ def sample_from_row(row: dict) -> dict:
     sample['cluster_id'] = str(row['cluster_id'])
     sample['ts'] = timestamps.epoch(row['ts'])
     return sample
-
-
-def refit_phase(cluster_id: str, period: float) -> float:
-    """Where in each update period ``cluster_id``'s refits fall (s): a
-    stable spread of the clusters over the period, so that a trainer's
-    clusters do not all refit in the same round.
-    """
-    return zlib.crc32(cluster_id.encode()) / 2 ** 32 * period
 
 
 class _ClusterState:
@@ -132,10 +124,18 @@ class TrainerManager(sharing.SharedManager):
                 state.save(self.store)
         super().stop()
 
+    @property
+    def interval(self) -> float:
+        """Seconds between two rounds."""
+        return float(min(self.conf.trainer.update_period,
+                         self.conf.monitor.sampling_interval))
+
+    @property
+    def round_budget(self) -> float:
+        return self.conf.trainer.round_budget * self.interval
+
     def periodic_tasks(self):
-        interval = min(self.conf.trainer.update_period,
-                       self.conf.monitor.sampling_interval)
-        return [(self.train_all, interval)]
+        return [(self.train_all, self.interval)]
 
     def describe(self) -> str:
         return 'training capacity models of %d cluster(s)' % len(
@@ -241,7 +241,7 @@ class TrainerManager(sharing.SharedManager):
                     registry.note_sampled(node_id,
                                           timestamps.epoch(rows[0]['ts']))
             updates = []
-            if registry.is_due(now, refit_phase(
+            if registry.is_due(now, schedule.phase_of(
                     cluster_id, registry.params.update_period)):
                 updates = registry.refit(now)
                 for update in updates:

@@ -66,3 +66,30 @@ def test_active_cluster_is_left_alone(manager):
     mgr, store = manager
     mgr.handle_cluster({'id': 'c1', 'state': 'ACTIVE', 'policy': {}})
     assert store.updates == []
+
+
+def test_clusters_plan_at_their_own_phase_of_the_control_period(
+        manager, monkeypatch):
+    """Clusters that came together plan once a period each, not all in the
+    same round.
+    """
+    mgr, _store = manager
+    planned = []
+    monkeypatch.setattr(mgr.controller, 'decide',
+                        lambda cluster, now, record=True:
+                        planned.append((cluster['id'], now)))
+    clusters = [{'id': 'c%d' % i, 'state': 'ACTIVE',
+                 'policy': {'control_period_s': 300}} for i in range(40)]
+    for tick in range(60):                      # 30 minutes of 30-s rounds
+        for cluster in clusters:
+            mgr.handle_cluster(cluster, now=30.0 * tick)
+    by_cluster = {}
+    for cid, now in planned:
+        by_cluster.setdefault(cid, []).append(now)
+    steady = [now for times in by_cluster.values() for now in times[2:]]
+    for times in by_cluster.values():
+        # one plan a period once settled on its phase
+        assert all(b - a == 300.0 for a, b in zip(times[2:], times[3:]))
+    # after the first round, the plans spread over the period's ten rounds
+    rounds = {now % 300.0 for now in steady}
+    assert len(rounds) >= 8, sorted(rounds)

