@@ -12,14 +12,16 @@
 """elastman-predictor: forecasts each cluster's read and write intensity.
 
 Every ``[predictor] period`` seconds, for every cluster whose lease it holds,
-it rebuilds the cluster's workload series from the store (bucketed to the
-period), lets the ensemble score the forecasters on the points that arrived
-since the last round, forecasts the horizon, and stores the forecast (in
-``forecasts``, where the actuator reads it) with the chosen forecaster and
-all weights. The selectors' weights and the forecasters' estimated
-parameters are stored too (the large states, e.g. Holt-Winters' season,
-after each of their full fits only), so a restarted predictor keeps what it
-learnt and re-filters instead of re-estimating.
+it reads the cluster's workload rows that are new since its last round from
+the store (:mod:`elastman.predictor.window` keeps the rest of the history
+window), buckets them to the period, lets the ensemble score the
+forecasters on the points that arrived since the last round, forecasts the
+horizon, and stores the forecast (in ``forecasts``, where the actuator reads
+it) with the chosen forecaster and all weights. The selectors' weights and
+the forecasters' estimated parameters are stored too (the large states,
+e.g. Holt-Winters' season, after each of their full fits only), so a
+restarted predictor keeps what it learnt and re-filters instead of
+re-estimating.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor.forecasters import base as forecaster_base
 from elastman.predictor import history as history_mod
+from elastman.predictor import window as window_mod
 from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
@@ -59,6 +62,8 @@ class PredictorManager(sharing.SharedManager):
         forecaster_base.limit_blas_threads(conf.predictor.blas_threads)
         self.ensemble = ensemble or ensemble_mod.Ensemble.from_conf(conf)
         self._last_bucket: dict[tuple[str, str], float] = {}
+        #: each held cluster's workload rows, read incrementally
+        self._windows: dict[str, window_mod.WorkloadWindow] = {}
         #: the version this worker last wrote, by (scope, series key)
         self._versions: dict[tuple[str, tuple[str, str]], int] = {}
         self._lock = threading.Lock()
@@ -95,6 +100,7 @@ class PredictorManager(sharing.SharedManager):
         for cluster in clusters:
             cluster_id = str(cluster['id'])
             if cluster_id not in mine:
+                self._windows.pop(cluster_id, None)
                 for metric in METRICS:
                     self.ensemble.forget((cluster_id, metric))
                     self._last_bucket.pop((cluster_id, metric), None)
@@ -107,22 +113,16 @@ class PredictorManager(sharing.SharedManager):
                         ) -> dict[str, ensemble_mod.Forecast]:
         now = time.time() if now is None else now
         period = float(self.conf.predictor.period)
-        window = self.conf.predictor.history_window
-        since = datetime.datetime.fromtimestamp(now - window * period,
-                                                datetime.timezone.utc)
-        rows = [r for r in self.store.samples.cluster_workload(
-            cluster['id'], since) if timestamps.epoch(r['ts']) <= now]
-        if not rows:
-            return {}
-        stamps = [timestamps.epoch(r['ts']) for r in rows]
-        end = now - (now % period)
         cluster_id = str(cluster['id'])
+        stamps, values = self._workload(cluster, now)
+        if not len(stamps):
+            return {}
+        end = now - (now % period)
         forecasts = {}
         with self._lock:
             for metric in METRICS:
                 key = (cluster_id, metric)
-                series = history_mod.regularise(stamps,
-                                                [r[metric] for r in rows],
+                series = history_mod.regularise(stamps, values[metric],
                                                 period, end=end)
                 self._load_state(key)
                 last = self._last_bucket.get(key)
@@ -151,6 +151,31 @@ class PredictorManager(sharing.SharedManager):
                 if fitted is not None:
                     self._save(FITTED_SCOPE, key, fitted, end)
         return forecasts
+
+    def _workload(self, cluster: dict, now: float
+                  ) -> tuple[Any, dict[str, Any]]:
+        """The cluster's workload rows in the history window up to
+        ``now``: timestamps (epoch s) and each metric's values. Only the
+        rows since the last round's newest (less an overlap of three
+        monitor or predictor periods, for rows written late) are read.
+        """
+        period = float(self.conf.predictor.period)
+        start = now - self.conf.predictor.history_window * period
+        cluster_id = str(cluster['id'])
+        window = self._windows.get(cluster_id)
+        if window is None or (len(window) and window.ts[-1] > now):
+            # first round, or a clock that went back: read it all
+            window = self._windows[cluster_id] = \
+                window_mod.WorkloadWindow(METRICS)
+        overlap = 3 * max(period, self.conf.monitor.sampling_interval)
+        since = window.read_from(start, overlap)
+        read = self.store.samples.cluster_workload(
+            cluster['id'], datetime.datetime.fromtimestamp(
+                since, datetime.timezone.utc))
+        rows = [r for r in read if timestamps.epoch(r['ts']) <= now]
+        window.merge(since, [timestamps.epoch(r['ts']) for r in rows], rows,
+                     start)
+        return window.ts, window.values
 
     def _save(self, scope: str, key: tuple[str, str], document: Any,
               end: float) -> None:

@@ -87,3 +87,54 @@ def test_bad_history_gives_a_forecast_not_an_exception(conf, store):
     forecasts = manager.predict_cluster(
         cluster, now=(T0 + datetime.timedelta(minutes=5)).timestamp())
     assert forecasts['reads_per_s'].values[0] == 5.0
+
+
+def test_a_round_reads_only_the_rows_since_the_last_one(
+        conf, store, monkeypatch):
+    """The predictor keeps the history window between rounds: a round reads
+    the new rows (and an overlap for rows written late), and holds the same
+    rows as a predictor that reads the whole window.
+    """
+    conf.set_override('period', 60, 'predictor')
+    try:
+        cluster = store.clusters.create('p', 'c', spec={})
+        rng = np.random.default_rng(1)
+
+        def add(minute):
+            store.samples.add_cluster_workload(
+                cluster['id'], T0 + datetime.timedelta(minutes=minute),
+                1000 + 5 * minute + rng.normal(0, 10), 300.0, 3, 3)
+
+        for i in range(300):
+            add(i)
+        read = []
+        workload = store.samples.cluster_workload
+
+        def counted(cluster_id, since):
+            rows = workload(cluster_id, since)
+            read.append(len(rows))
+            return rows
+        monkeypatch.setattr(store.samples, 'cluster_workload', counted)
+        now = (T0 + datetime.timedelta(minutes=300)).timestamp()
+        kept = predictor_manager.PredictorManager(conf, store=store)
+        kept.predict_cluster(cluster, now=now)
+        assert read == [300]
+        # two new minutes, and a row of minute 298 the monitor wrote late
+        # (it replaces the one read before)
+        for i in (298, 300, 301):
+            add(i)
+        forecasts = kept.predict_cluster(cluster, now=now + 120)
+        assert read[1] <= 3 * 3 + 2        # the overlap and the new rows
+        assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
+        # a new predictor reads the whole window (and forecasts nothing new:
+        # the state stored by the other says where it stopped)
+        whole = predictor_manager.PredictorManager(conf, store=store)
+        whole.predict_cluster(cluster, now=now + 120)
+        assert read[2] == 302
+        key = (str(cluster['id']), 'reads_per_s')
+        assert kept._windows[key[0]].ts.tolist() == \
+            whole._windows[key[0]].ts.tolist()
+        assert kept._windows[key[0]].values['reads_per_s'].tolist() == \
+            whole._windows[key[0]].values['reads_per_s'].tolist()
+    finally:
+        conf.clear_override('period', 'predictor')
