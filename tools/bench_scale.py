@@ -31,6 +31,8 @@ results and the commands are in doc/source/scale.rst.
               of their own: round times against their periods; then one
               copy of each is killed and the time until the other holds its
               clusters is measured
+  predictor   a predictor round over C clusters with a full history window,
+              keeping the window between rounds or reading it whole
   store-size  bytes on disk per node and day of samples, and at their TTL
   plot        the growth of each cost with size, from the JSON lines above
 
@@ -39,6 +41,7 @@ results and the commands are in doc/source/scale.rst.
     python3 tools/bench_scale.py trainer --nodes 1000 --changed 0.01 0.1 1
     python3 tools/bench_scale.py monitor --nodes 10 100 1000
     python3 tools/bench_scale.py clusters --clusters 100 1000 --nodes 10
+    python3 tools/bench_scale.py predictor --clusters 40 --history-hours 67
     python3 tools/bench_scale.py store-size --nodes 100
 """
 from __future__ import annotations
@@ -646,6 +649,64 @@ def cmd_store_size(args) -> None:
                   'space_used_by_table': used})
 
 
+# -- the predictor's round against the store -----------------------------------
+
+def cmd_predictor(args) -> None:
+    """A predictor round over C clusters whose workload history fills the
+    window: a predictor that keeps the window between rounds against one
+    that reads it whole every round (its kept rows dropped before each).
+    """
+    from elastman.predictor import manager as predictor_mod
+    with store_node(args) as node:
+        keyspace = 'bench_predictor'
+        with node.keyspace(keyspace) as store:
+            now = time.time()
+            t0 = time.perf_counter()
+            ids = _setup_clusters(args, store, args.clusters, now)
+            setup_s = time.perf_counter() - t0
+            work = tempfile.mkdtemp(prefix='bench-predictor-')
+            try:
+                path = node.config_file(os.path.join(work, 'p.conf'),
+                                        keyspace, DEFAULT={'host': 'bench'})
+                conf = em_config.parse_args(['bench', '--config-file', path])
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+            # each its own series state in the store: the two do the same
+            # forecasting work, only their reads differ
+            kept = predictor_mod.PredictorManager(conf, store=store)
+            whole = predictor_mod.PredictorManager(conf, store=store)
+            for m in (kept, whole):
+                m._save = lambda scope, key, doc, end: None
+            clusters = store.clusters.all()
+            rng = np.random.default_rng(0)
+            rounds: dict[str, list] = {'kept': [], 'whole': []}
+            for k in range(1, args.rounds + 2):
+                t = now + 60 * k
+                for cid in ids:
+                    store.samples.add_cluster_workload(
+                        cid, utc(t), 1000 + rng.normal(0, 20),
+                        400 + rng.normal(0, 10), args.nodes, args.nodes)
+                for name, m in (('kept', kept), ('whole', whole)):
+                    if name == 'whole':
+                        m._windows.clear()
+                    c0, w0 = time.process_time(), time.perf_counter()
+                    for cluster in clusters:
+                        m.predict_cluster(cluster, t + 1)
+                    if k > 1:       # the first round reads it all in both
+                        rounds[name].append(
+                            (1000 * (time.process_time() - c0) / len(ids),
+                             1000 * (time.perf_counter() - w0) / len(ids)))
+            out = {'bench': 'predictor', 'clusters': len(ids),
+                   'history_hours': args.history_hours,
+                   'rows_per_cluster': int(args.history_hours * 60),
+                   'setup_s': round(setup_s, 1), 'rounds': args.rounds}
+            for name, values in rounds.items():
+                cpu, wall = np.median(np.array(values), axis=0)
+                out['%s_cpu_ms_per_cluster' % name] = round(float(cpu), 1)
+                out['%s_wall_ms_per_cluster' % name] = round(float(wall), 1)
+            emit(out)
+
+
 # -- many clusters, two copies of each worker -----------------------------------
 
 def cmd_clusters(args) -> None:
@@ -1047,6 +1108,14 @@ def main(argv=None) -> None:
     p.add_argument('--history-hours', type=float, default=6.0,
                    help='hours of cluster workload history per cluster')
     p.set_defaults(func=cmd_clusters)
+    p = sub.add_parser('predictor')
+    p.add_argument('--clusters', type=int, default=40)
+    p.add_argument('--nodes', type=int, default=10)
+    p.add_argument('--history-hours', type=float, default=67.0,
+                   help='hours of cluster workload history per cluster '
+                        '(67: the default window of 4,032 periods)')
+    p.add_argument('--rounds', type=int, default=7)
+    p.set_defaults(func=cmd_predictor)
     p = sub.add_parser('store-size')
     p.add_argument('--nodes', type=int, default=100)
     p.add_argument('--cluster-size', type=int, default=10)
