@@ -62,13 +62,8 @@ actuator_opts = [
                      'names, to a host Nova\'s scheduler picks). Off, the '
                      'recommendation is only recorded with the host\'s '
                      'details, where the hosts API shows it.'),
-    cfg.FloatOpt('round_budget', default=0.8, min=0.05, max=1.0,
-                 help='Fraction of a round\'s interval (the control period, '
-                      'at most 30 s) one round may spend on its clusters. '
-                      'The clusters handled least recently go first; those '
-                      'left when the budget is spent go first in the next '
-                      'round, so an actuator that starts with or takes over '
-                      'many clusters catches up over a few rounds.'),
+    opts.round_budget_opt('the control period, at most 30 s', 'actuator',
+                          'handled'),
     cfg.IntOpt('workers', default=4, min=1,
                help='Actions (of different clusters) carried out at once.'),
     cfg.IntOpt('backoff_base', default=300, min=0,

@@ -57,3 +57,17 @@ def register_group(conf, group: cfg.OptGroup, options: list) -> None:
     conf.register_group(cfg.OptGroup(group.name, title=group.title,
                                      help=group.help))
     conf.register_opts(options, group=group)
+
+
+def round_budget_opt(interval: str, worker: str, handled: str) -> cfg.Opt:
+    """``round_budget`` of a worker that shares its clusters by leases:
+    ``interval`` names its round's interval, ``handled`` what it does to a
+    cluster.
+    """
+    return cfg.FloatOpt(
+        'round_budget', default=0.8, min=0.05, max=1.0,
+        help='Fraction of a round\'s interval (%s) one round may spend on '
+             'its clusters. The clusters %s least recently go first; those '
+             'left when the budget is spent go first in the next round, so '
+             'a %s that starts with or takes over many clusters catches up '
+             'over a few rounds.' % (interval, handled, worker))

@@ -40,16 +40,7 @@ predictor_opts = [
         'each series is sampled at this interval, so it is also '
         'the length of one forecast step.',
     ),
-    cfg.FloatOpt(
-        'round_budget',
-        default=0.8,
-        min=0.05,
-        max=1.0,
-        help='Fraction of the period one round may spend forecasting.  The '
-        'clusters forecast least recently go first; those left when the '
-        'budget is spent go first in the next round, so a predictor that '
-        'starts cold with many clusters catches up over a few rounds.',
-    ),
+    opts.round_budget_opt('the period', 'predictor', 'forecast'),
     cfg.ListOpt(
         'forecasters',
         default=FORECASTERS,

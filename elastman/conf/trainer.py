@@ -24,14 +24,8 @@ trainer_opts = [
                     'Each cluster refits at its own phase of the period '
                     '(a hash of its id), so that a trainer\'s clusters do '
                     'not all refit in the same round.'),
-    cfg.FloatOpt('round_budget', default=0.8, min=0.05, max=1.0,
-                 help='Fraction of a round\'s interval (the update period, '
-                      'at most the monitor\'s sampling interval) one round '
-                      'may spend on its clusters. The clusters trained '
-                      'least recently go first; those left when the budget '
-                      'is spent go first in the next round, so a trainer '
-                      'that starts with or takes over many clusters catches '
-                      'up over a few rounds.'),
+    opts.round_budget_opt('the update period, at most the monitor\'s '
+                          'sampling interval', 'trainer', 'trained'),
     cfg.StrOpt('slo_metric', default='read_p99_ms',
                choices=['read_p50_ms', 'read_p95_ms', 'read_p99_ms',
                         'write_p50_ms', 'write_p95_ms', 'write_p99_ms',
