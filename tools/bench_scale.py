@@ -671,8 +671,8 @@ def cmd_predictor(args) -> None:
                 conf = em_config.parse_args(['bench', '--config-file', path])
             finally:
                 shutil.rmtree(work, ignore_errors=True)
-            # each its own series state in the store: the two do the same
-            # forecasting work, only their reads differ
+            # neither stores its series state, so neither takes up the
+            # other's: both do the same forecasting, only their reads differ
             kept = predictor_mod.PredictorManager(conf, store=store)
             whole = predictor_mod.PredictorManager(conf, store=store)
             for m in (kept, whole):

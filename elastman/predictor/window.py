@@ -49,9 +49,9 @@ class WorkloadWindow:
     def merge(self, since: float, stamps: Sequence[float],
               rows: Sequence[Mapping[str, float | None]],
               start: float) -> None:
-        """Take ``rows`` (every row from ``since`` on, at ``stamps``) in
-        place of the rows kept from ``since`` on, and drop those before
-        ``start``.
+        """Take ``rows`` (every row from ``since`` on, oldest first, at
+        ``stamps``) in place of the rows kept from ``since`` on, and drop
+        those before ``start``.
         """
         keep = (self.ts < since) & (self.ts >= start)
         new_ts = np.asarray(stamps, dtype=float)
@@ -62,8 +62,3 @@ class WorkloadWindow:
                             for r in rows], dtype=float)
             self.values[f] = np.concatenate([self.values[f][keep],
                                              new[fresh]])
-        order = np.argsort(self.ts, kind='stable')
-        if order.size and np.any(order != np.arange(order.size)):
-            self.ts = self.ts[order]
-            for f in self.fields:
-                self.values[f] = self.values[f][order]
