@@ -654,7 +654,9 @@ def cmd_store_size(args) -> None:
 def cmd_predictor(args) -> None:
     """A predictor round over C clusters whose workload history fills the
     window: a predictor that keeps the window between rounds against one
-    that reads it whole every round (its kept rows dropped before each).
+    that reads it whole every round (its kept rows dropped before each);
+    then a restarted predictor's first round against the steady rounds of
+    one that stores its state.
     """
     from elastman.predictor import manager as predictor_mod
     with store_node(args) as node:
@@ -696,6 +698,9 @@ def cmd_predictor(args) -> None:
                         rounds[name].append(
                             (1000 * (time.process_time() - c0) / len(ids),
                              1000 * (time.perf_counter() - w0) / len(ids)))
+            t = now + 60 * (args.rounds + 1)
+            rounds.update(_predictor_restart(args, conf, store, clusters,
+                                             ids, t, rng))
             out = {'bench': 'predictor', 'clusters': len(ids),
                    'history_hours': args.history_hours,
                    'rows_per_cluster': int(args.history_hours * 60),
@@ -704,7 +709,41 @@ def cmd_predictor(args) -> None:
                 cpu, wall = np.median(np.array(values), axis=0)
                 out['%s_cpu_ms_per_cluster' % name] = round(float(cpu), 1)
                 out['%s_wall_ms_per_cluster' % name] = round(float(wall), 1)
+            out['restart_over_steady_cpu'] = round(
+                out['restarted_cpu_ms_per_cluster'] /
+                out['steady_cpu_ms_per_cluster'], 2)
+            out['restart_over_steady_wall'] = round(
+                out['restarted_wall_ms_per_cluster'] /
+                out['steady_wall_ms_per_cluster'], 2)
             emit(out)
+
+
+def _predictor_restart(args, conf, store, clusters: list, ids: list,
+                       start: float, rng) -> dict[str, list]:
+    """A predictor that stores its state, as the service's does: its
+    steady rounds (its first, the first estimations, left out), then a
+    new predictor's first round on the same store, as after a restart:
+    it reads each cluster's whole window and takes up the stored states.
+    """
+    from elastman.predictor import manager as predictor_mod
+
+    def one_round(manager, t: float) -> tuple[float, float]:
+        for cid in ids:
+            store.samples.add_cluster_workload(
+                cid, utc(t), 1000 + rng.normal(0, 20),
+                400 + rng.normal(0, 10), args.nodes, args.nodes)
+        c0, w0 = time.process_time(), time.perf_counter()
+        for cluster in clusters:
+            manager.predict_cluster(cluster, t + 1)
+        return (1000 * (time.process_time() - c0) / len(ids),
+                1000 * (time.perf_counter() - w0) / len(ids))
+
+    first = predictor_mod.PredictorManager(conf, store=store)
+    steady = [one_round(first, start + 60 * k)
+              for k in range(args.rounds + 1)][1:]
+    restarted = predictor_mod.PredictorManager(conf, store=store)
+    cold = one_round(restarted, start + 60 * (args.rounds + 1))
+    return {'steady': steady, 'restarted': [cold]}
 
 
 # -- many clusters, two copies of each worker -----------------------------------
