@@ -54,7 +54,6 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -94,14 +93,20 @@ def emit(result: dict) -> None:
 
 
 def rss_mb() -> dict:
-    """Resident memory of this process now and at its peak (MB)."""
-    now = 0.0
+    """Resident memory of this process now and at its peak (MB).
+
+    The peak is the kernel's high-water mark of this process's own memory
+    (``VmHWM``), not ``ru_maxrss``: a child started by ``subprocess``
+    inherits in ``ru_maxrss`` the resident size its parent had when it was
+    spawned.
+    """
+    status = {}
     with open('/proc/self/status') as f:
         for line in f:
-            if line.startswith('VmRSS:'):
-                now = int(line.split()[1]) / 1024.0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return {'rss_mb': round(now, 1), 'peak_rss_mb': round(peak, 1)}
+            key, _, value = line.partition(':')
+            status[key] = value
+    return {'rss_mb': round(int(status['VmRSS'].split()[0]) / 1024.0, 1),
+            'peak_rss_mb': round(int(status['VmHWM'].split()[0]) / 1024.0, 1)}
 
 
 # -- the store ---------------------------------------------------------------
@@ -709,12 +714,11 @@ def cmd_predictor(args) -> None:
                 cpu, wall = np.median(np.array(values), axis=0)
                 out['%s_cpu_ms_per_cluster' % name] = round(float(cpu), 1)
                 out['%s_wall_ms_per_cluster' % name] = round(float(wall), 1)
-            out['restart_over_steady_cpu'] = round(
-                out['restarted_cpu_ms_per_cluster'] /
-                out['steady_cpu_ms_per_cluster'], 2)
-            out['restart_over_steady_wall'] = round(
-                out['restarted_wall_ms_per_cluster'] /
-                out['steady_wall_ms_per_cluster'], 2)
+            for unit in ('cpu', 'wall'):
+                restarted = out['restarted_%s_ms_per_cluster' % unit]
+                steady = out['steady_%s_ms_per_cluster' % unit]
+                out['restart_over_steady_%s' % unit] = round(
+                    restarted / steady, 2)
             emit(out)
 
 
@@ -1080,13 +1084,17 @@ def cmd_plot(args) -> None:
             series[label] = points
     fig, ax = plt.subplots(figsize=(7.5, 5))
     top = 1.0
-    for label, points in sorted(series.items()):
+    colours = plt.get_cmap('tab20').colors
+    for i, (label, points) in enumerate(sorted(series.items())):
         sizes = sorted(points)
         base = points[sizes[0]]
         xs = [s / sizes[0] for s in sizes]
         ys = [points[s] / base for s in sizes]
         top = max(top, max(xs))
-        ax.plot(xs, ys, marker='o', label=label)
+        # the cluster-count series dashed, so that no two lines look alike
+        ax.plot(xs, ys, marker='os^Dv<>'[i % 7], color=colours[i % 20],
+                linestyle='--' if '(clusters)' in label else '-',
+                label=label)
     ax.plot([1, top], [1, top], color='black', linestyle='--',
             label='linear (cost x size)')
     ax.set_xscale('log')
