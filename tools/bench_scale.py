@@ -32,7 +32,8 @@ results and the commands are in doc/source/scale.rst.
               copy of each is killed and the time until the other holds its
               clusters is measured
   predictor   a predictor round over C clusters with a full history window,
-              keeping the window between rounds or reading it whole
+              keeping the window between rounds or reading it whole; a
+              restarted predictor's first round against steady rounds
   store-size  bytes on disk per node and day of samples, and at their TTL
   plot        the growth of each cost with size, from the JSON lines above
 
@@ -1059,6 +1060,9 @@ def growth_series(results: list[dict]) -> dict[str, dict[int, float]]:
                         rnd['bytes_written'])
             put('trainer refit round, wall', r['nodes'],
                 r['refit_round']['round_s'])
+        elif kind == 'monitor':
+            put('monitor round (nodes), wall', r['nodes'],
+                r['round_s_median'])
         elif kind == 'clusters':
             for worker, entry in r['workers'].items():
                 two = entry.get('two_copies')
