@@ -27,7 +27,9 @@ are yellow or red, or the cluster's own p99 is; it is *red* when more than
 the cluster's p99 is. The guard scales out at once when the newest round is
 red, or when the last ``guard_intervals`` rounds were all hot. Its step is
 sized from the capacity model where the model has a boundary for the hot VMs
-(the alpha/beta rule on the load measured now), and by ``guard_step`` of the
+(the alpha/beta rule on the load measured now; unless the cluster's own p99
+is green, at least the VMs that spread the hottest VM's load under its
+capacity, :func:`dilution`), and by ``guard_step`` of the
 cluster where it has none or where the model sees no excess; a red round
 takes at least ``guard_step`` unless the cluster's own p99 is green (a few
 hot VMs of a large cluster: growing it by a tenth would lower their load by
@@ -239,11 +241,37 @@ def _step(policy: ScalingPolicy, cluster: dec.ClusterState,
                % (len(bounded), excess))
         cluster_green = (a.cluster_p99 is not None
                          and colour_of(a.cluster_p99, policy) == GREEN)
+        if not cluster_green:
+            spread, ratio = dilution(bounded, cluster.size)
+            if spread > n:
+                n = spread
+                how += ('; the hottest at %.2f of its capacity: %d VM(s) to '
+                        'spread its load under it' % (ratio, spread))
         if a.colour == RED and n < fixed and not cluster_green:
             return fixed, how + ' (red: at least the fixed step of %g)' % policy.guard_step
         return n, how
     return fixed, ('the model has no boundary that explains it: fixed step of '
                    '%g of %d VMs' % (policy.guard_step, cluster.size))
+
+
+def dilution(terms: Sequence[dec.VMTerm], size: int) -> tuple[int, float]:
+    """VMs to add so that the hottest of ``terms`` falls under its capacity
+    once the ring spreads over the larger cluster, and that VM's load over
+    its capacity.
+
+    A new node takes a share of every node's token ranges, so ``k`` new
+    nodes leave each of ``n`` nodes ``n / (n + k)`` of its load: a VM at
+    ``r`` times its capacity needs ``k >= n (r - 1)`` whatever the others'
+    room (an interfered VM, a token imbalance). The sum of the violators'
+    terms counts as if their excess moved whole to the new VMs. At most
+    ``size`` (the cluster doubles).
+    """
+    ratios = [t.load / t.capacity for t in terms
+              if t.capacity > 0 and math.isfinite(t.load)]
+    worst = max(ratios, default=0.0)
+    if worst <= 1.0:
+        return 0, worst
+    return min(size, int(math.ceil(size * (worst - 1.0) - dec.EPS))), worst
 
 
 def _flavor(policy: ScalingPolicy, cluster: dec.ClusterState) -> str:

@@ -84,8 +84,38 @@ def test_step_from_the_model_where_it_has_a_boundary():
     # three VMs at 1.5x their target (1.2 of 0.8 capacity): (1.2-0.8)/0.8 each
     e = {'n%d' % i: est(120, 100) for i in range(3)}
     a = guard.evaluate(policy(), state(), [rnd([40, 40, 40])], e, NOW)
-    assert a.decision.count == 2      # ceil(3 x 0.5)
     assert 'model: 3 VM(s) over their target, sum of (w-t)/t 1.50' in a.decision.reason
+    # the three are at 1.2 of their capacity: the ring must spread over
+    # ceil(10 x 0.2) = 2 more VMs for them to fall under it, as many as the sum
+    assert a.decision.count == 2
+    assert 'spread' not in a.decision.reason
+
+
+def test_one_vm_far_over_its_capacity_is_diluted_over_the_ring():
+    # one interfered VM at 1.5 of its capacity: the sum of the violators'
+    # terms asks for ceil((1.5 - 0.8) / 0.8) = 1 VM, which lowers its load
+    # by a tenth only; 5 more VMs leave it 10/15 of its load
+    e = {'n0': est(150, 100)}
+    e.update({'n%d' % i: est(50, 100) for i in range(1, 10)})
+    a = guard.evaluate(policy(), state(), [rnd([400], cluster=60.0)], e, NOW)
+    assert a.decision.count == 5
+    assert ('the hottest at 1.50 of its capacity: 5 VM(s) to spread its load '
+            'under it') in a.decision.reason
+    # not where the cluster's own p99 is green: its clients see no violation
+    e['n1'] = est(150, 100)
+    green = guard.evaluate(policy(), state(), [rnd([400, 400], cluster=20.0)],
+                           e, NOW)
+    assert green.decision.count == 2      # ceil(2 x 0.875), the sum
+    assert 'spread' not in green.decision.reason
+
+
+def test_dilution_counts_on_capacity_and_doubles_the_cluster_at_most():
+    def term(load, cap):
+        return dec.VMTerm('n', 'm1', load, cap, 'exact', dec.OVER, 0.0)
+    assert guard.dilution([term(90, 100)], 10) == (0, 0.9)
+    assert guard.dilution([term(110, 100), term(130, 100)], 10) == (3, 1.3)
+    assert guard.dilution([term(500, 100)], 10) == (10, 5.0)
+    assert guard.dilution([], 10) == (0, 0.0)
 
 
 def test_red_takes_at_least_the_fixed_step():
