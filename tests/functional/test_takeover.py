@@ -11,7 +11,7 @@
 #    under the License.
 """Two processes of a worker split the clusters through leases, and when one
 is killed the other holds its clusters within one lease TTL: the trainer,
-the predictor and the monitor, each with short periods."""
+the predictor, the monitor and the actuator, each with short periods."""
 import shutil
 import signal
 import time
@@ -30,6 +30,9 @@ WORKERS = {
     'predictor': ({'predictor': {'period': PERIOD}}, 3 * PERIOD + 1),
     # the monitor's TTL has a floor of 30 s
     'monitor': ({'monitor': {'sampling_interval': PERIOD}}, 30),
+    # a round every control period (at most 30 s); the clusters have no
+    # node, so it decides and starts nothing
+    'actuator': ({'actuator': {'control_period': PERIOD}}, 3 * PERIOD + 1),
 }
 
 
