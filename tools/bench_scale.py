@@ -690,10 +690,7 @@ def cmd_predictor(args) -> None:
             rounds: dict[str, list] = {'kept': [], 'whole': []}
             for k in range(1, args.rounds + 2):
                 t = now + 60 * k
-                for cid in ids:
-                    store.samples.add_cluster_workload(
-                        cid, utc(t), 1000 + rng.normal(0, 20),
-                        400 + rng.normal(0, 10), args.nodes, args.nodes)
+                _add_workload_row(store, ids, t, rng, args.nodes)
                 for name, m in (('kept', kept), ('whole', whole)):
                     if name == 'whole':
                         m._windows.clear()
@@ -723,6 +720,14 @@ def cmd_predictor(args) -> None:
             emit(out)
 
 
+def _add_workload_row(store, ids: list, t: float, rng, nodes: int) -> None:
+    """One new monitor round of each cluster's workload at ``t``."""
+    for cid in ids:
+        store.samples.add_cluster_workload(
+            cid, utc(t), 1000 + rng.normal(0, 20), 400 + rng.normal(0, 10),
+            nodes, nodes)
+
+
 def _predictor_restart(args, conf, store, clusters: list, ids: list,
                        start: float, rng) -> dict[str, list]:
     """A predictor that stores its state, as the service's does: its
@@ -733,10 +738,7 @@ def _predictor_restart(args, conf, store, clusters: list, ids: list,
     from elastman.predictor import manager as predictor_mod
 
     def one_round(manager, t: float) -> tuple[float, float]:
-        for cid in ids:
-            store.samples.add_cluster_workload(
-                cid, utc(t), 1000 + rng.normal(0, 20),
-                400 + rng.normal(0, 10), args.nodes, args.nodes)
+        _add_workload_row(store, ids, t, rng, args.nodes)
         c0, w0 = time.process_time(), time.perf_counter()
         for cluster in clusters:
             manager.predict_cluster(cluster, t + 1)
