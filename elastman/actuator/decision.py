@@ -433,13 +433,22 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
     return _scale_in(policy, cluster, d, by_node)
 
 
+def capacity_ratios(terms: Iterable[VMTerm]) -> list[float]:
+    """Each VM's load over its capacity, highest first (VMs without a
+    positive capacity or a finite load left out). The ring spreads a change
+    of size over every VM alike, so these say how far a cluster may shrink
+    or must grow.
+    """
+    return sorted((t.load / t.capacity for t in terms
+                   if t.capacity > 0 and math.isfinite(t.load)), reverse=True)
+
+
 def _removable_within_capacity(policy: ScalingPolicy, size: int,
                                by_node: Mapping[str, VMTerm]) -> int:
     """The most VMs a scale-in may remove so that, the others' loads grown
     by ``size / (size - k)``, no more than ``alpha`` VMs go over capacity.
     """
-    ratios = sorted((t.load / t.capacity for t in by_node.values()
-                     if t.capacity > 0 and math.isfinite(t.load)), reverse=True)
+    ratios = capacity_ratios(by_node.values())
     allowed = int(policy.alpha_for(size))
     if len(ratios) <= allowed:
         return size

@@ -266,9 +266,7 @@ def dilution(terms: Sequence[dec.VMTerm], size: int) -> tuple[int, float]:
     terms counts as if their excess moved whole to the new VMs. At most
     ``size`` (the cluster doubles).
     """
-    ratios = [t.load / t.capacity for t in terms
-              if t.capacity > 0 and math.isfinite(t.load)]
-    worst = max(ratios, default=0.0)
+    worst = next(iter(dec.capacity_ratios(terms)), 0.0)
     if worst <= 1.0:
         return 0, worst
     return min(size, int(math.ceil(size * (worst - 1.0) - dec.EPS))), worst
