@@ -29,6 +29,18 @@ impossible (the flavour is gone, or the compute driver cannot pass the
 option), ``nodetool removenode`` drops the dead node from the ring first
 (removing), then a scale-out by one adds a new node and cleans up.
 
+After a scale-out the old nodes still hold the ranges the new ones took
+over until ``nodetool cleanup`` drops them, which costs them CPU and disk
+bandwidth for a while. With the scaling policy's ``cleanup`` at
+``before_removal`` (the default) the scale-out ends once its nodes have
+joined and marks the old nodes (``details['cleanup_pending']``); the next
+action that takes a node out of the ring (a scale-in, a smaller ``scale``, a
+``removenode``) first cleans up every marked node that stays (cleaning, or
+inside removing). A node that got a range back while it still held that
+range's old rows could resurrect rows whose tombstones were purged meanwhile;
+cleaning up before any removal rules that out. ``after_join`` cleans up
+right after the join.
+
 Failures leave the cluster consistent: servers of a scale-out that never
 became ACTIVE or whose node never joined are deleted and the action FAILED
 (with a failure code the back-off counts by); a decommission that fails leaves
@@ -364,10 +376,15 @@ class ActionExecutor:
         if action['step'] == 'planned':
             if plan.get('removenode'):
                 nxt = 'removing'
+            elif plan['add']:
+                nxt = 'creating'
             else:
-                nxt = 'creating' if plan['add'] else 'decommissioning'
+                nxt = 'cleaning' if plan.get('cleanup_before') else \
+                    'decommissioning'
             self._advance(action, nxt, result)
         if action['step'] == 'removing':
+            self._cleanup_nodes(action, result, plan.get('cleanup_before', []),
+                                marked_only=True)
             self._removenode(action, result)
             self._advance(action, 'creating', result)
         if action['step'] == 'creating':
@@ -399,9 +416,11 @@ class ActionExecutor:
         nodes = serving_nodes(self.store.nodes.list(action['cluster_id']))
         kind = action['kind']
         flavor = params.get('flavor') or spec.get('flavor')
+        policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         if kind == 'scale_out':
-            return {'add': int(params['count']), 'flavor': params['flavor'],
-                    'remove': [], 'previous': [n['node_id'] for n in nodes]}
+            return self._with_cleanup(policy, nodes, {
+                'add': int(params['count']), 'flavor': params['flavor'],
+                'remove': [], 'previous': [n['node_id'] for n in nodes]})
         if kind == 'scale_in':
             by_id = {n['node_id']: n for n in nodes}
             keep = [n for n in params['nodes']
@@ -410,10 +429,12 @@ class ActionExecutor:
                 raise exception.ElastmanException(
                     'node(s) %s have no server elastman manages; elastman '
                     'does not remove them' % ', '.join(keep))
-            return {'add': 0, 'flavor': None, 'remove': list(params['nodes']),
-                    'previous': [n['node_id'] for n in nodes]}
+            return self._with_cleanup(policy, nodes, {
+                'add': 0, 'flavor': None, 'remove': list(params['nodes']),
+                'previous': [n['node_id'] for n in nodes]})
         if kind == 'replace':
-            return self._plan_replace(action, cluster, nodes)
+            return self._with_cleanup(
+                policy, nodes, self._plan_replace(action, cluster, nodes))
         if kind == 'delete':
             return {'add': 0, 'flavor': None, 'delete_cluster': True,
                     'remove': [n['node_id'] for n in
@@ -426,13 +447,13 @@ class ActionExecutor:
                 if delta and not flavor:
                     raise exception.ElastmanException(
                         'no flavour to grow cluster %s with' % cluster['id'])
-                return {'add': delta, 'flavor': flavor, 'remove': [],
-                        'previous': [n['node_id'] for n in nodes]}
+                return self._with_cleanup(policy, nodes, {
+                    'add': delta, 'flavor': flavor, 'remove': [],
+                    'previous': [n['node_id'] for n in nodes]})
             infos = [decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                            bool(n.get('seed')),
                                            removable=removable(n))
                      for n in nodes]
-            policy = policy_mod.ScalingPolicy.for_cluster(cluster)
             remove: list[str] = []
             for flavor_name in sorted({n.flavor for n in infos}):
                 remove += decision_mod.choose_nodes_to_remove(
@@ -444,9 +465,36 @@ class ActionExecutor:
                     'have a server elastman manages, and the last seed '
                     'stays' % (-delta, sum(i.removable for i in infos),
                                len(nodes)))
-            return {'add': 0, 'flavor': None, 'remove': remove,
-                    'previous': [n['node_id'] for n in nodes]}
+            return self._with_cleanup(policy, nodes, {
+                'add': 0, 'flavor': None, 'remove': remove,
+                'previous': [n['node_id'] for n in nodes]})
         raise exception.ElastmanException('unknown action kind %r' % kind)
+
+    @staticmethod
+    def _with_cleanup(policy: policy_mod.ScalingPolicy, nodes: list[dict],
+                      plan: dict) -> dict:
+        """Add to ``plan`` the nodes it cleans up and when.
+
+        ``cleanup_before``: a plan that takes a node out of the ring (a
+        removal, a ``removenode``) first cleans up every marked node that
+        stays. ``cleanup``: a scale-out cleans up the old nodes once its
+        nodes joined, unless the policy defers it; then ``defer_cleanup``
+        lists the nodes it marks instead.
+        """
+        takes_out = set(plan['remove'])
+        plan['cleanup_before'] = [
+            n['node_id'] for n in nodes
+            if (takes_out or plan.get('removenode'))
+            and n['node_id'] not in takes_out
+            and n['node_id'] not in (plan.get('dead') or ())
+            and (n.get('details') or {}).get('cleanup_pending')]
+        plan['cleanup'], plan['defer_cleanup'] = [], []
+        if plan['add'] and plan['previous']:
+            if policy.cleanup == 'after_join':
+                plan['cleanup'] = list(plan['previous'])
+            else:
+                plan['defer_cleanup'] = list(plan['previous'])
+        return plan
 
     # -- registration ------------------------------------------------------------
     def _register_cluster(self, action: dict, result: dict) -> None:
@@ -676,21 +724,61 @@ class ActionExecutor:
         return True
 
     def _cleanup(self, action: dict, result: dict) -> None:
-        """Old nodes drop the ranges the new ones took over."""
+        """Old nodes drop the ranges the new ones took over, now or, with
+        a deferred cleanup, before the next removal (see the module's doc).
+        """
+        plan = result['plan']
+        if 'cleanup' not in plan:   # journalled before cleanups were planned
+            self._cleanup_nodes(action, result, plan['previous'])
+            return
+        self._cleanup_nodes(action, result, plan.get('cleanup_before', []),
+                            marked_only=True)
+        self._cleanup_nodes(action, result, plan['cleanup'])
+        since = time.time()
+        for node_id in plan.get('defer_cleanup', []):
+            try:
+                node = self.store.nodes.get(action['cluster_id'], node_id)
+            except exception.NotFound:
+                continue
+            details = dict(node.get('details') or {})
+            if not details.get('cleanup_pending'):
+                details['cleanup_pending'] = {'since': since,
+                                              'action': str(action['id'])}
+                self.store.nodes.upsert(action['cluster_id'], node_id,
+                                        details=details)
+        if plan.get('defer_cleanup'):
+            result['cleanup'] = 'deferred on %d node(s)' % len(
+                plan['defer_cleanup'])
+
+    def _cleanup_nodes(self, action: dict, result: dict,
+                       node_ids: list[str], marked_only: bool = False) -> None:
+        """``nodetool cleanup`` on each node (with ``marked_only``, on each
+        still marked for a deferred cleanup); a marked node loses its mark
+        once it is done.
+        """
         warnings = result.setdefault('warnings', [])
-        for node_id in result['plan']['previous']:
+        for node_id in node_ids:
             self._hold_lease(action)
             try:
                 node = self.store.nodes.get(action['cluster_id'], node_id)
             except exception.NotFound:
                 continue
+            if marked_only and not (node.get('details') or {}).get(
+                    'cleanup_pending'):
+                continue
             try:
                 self._tool(action['cluster_id'], node).cleanup(
                     timeout=self.opts.cleanup_timeout)
             except exception.NodetoolError as exc:
-                # the data is still correct, only not yet reclaimed
+                # the data is still correct, only not yet reclaimed; a
+                # marked node keeps its mark for the next removal
                 warnings.append('cleanup on %s: %s' % (node_id, exc))
                 LOG.warning('cleanup on node %s failed: %s', node_id, exc)
+                continue
+            details = dict(node.get('details') or {})
+            if details.pop('cleanup_pending', None):
+                self.store.nodes.upsert(action['cluster_id'], node_id,
+                                        details=details)
 
     # -- scale in --------------------------------------------------------------------
     def _decommission(self, action: dict, result: dict) -> None:

@@ -42,15 +42,19 @@ SCALE_OUT_COUNTS = ('sum', 'violators')
 VIOLATION_AT = ('target', 'capacity')
 BEYOND_LOWER = ('uncertain', 'over')
 EXTRAPOLATION = ('trust', 'lower')
+#: When the old nodes drop the ranges a scale-out moved to the new ones
+#: (``nodetool cleanup``): right after the join, or before the next action
+#: that takes a node out of the ring.
+CLEANUP = ('after_join', 'before_removal')
 MAX_NODES = 10000
 
 #: OnlineElastMan's rule as published: no headroom, the net sum over the
 #: flavour, trusted extrapolation, unbounded scale-in, no latency guard, no
-#: trend.
+#: trend, the cleanup right after each join.
 PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
               'violation_at': 'target', 'extrapolation': 'trust',
               'max_scale_in_fraction': 1.0, 'guard': False,
-              'trend_window_s': 0.0}
+              'trend_window_s': 0.0, 'cleanup': 'after_join'}
 
 
 class InvalidPolicy(ValueError):
@@ -155,6 +159,11 @@ class ScalingPolicy:
         'the flavour to grow with when no rule picks one')
     remove_by: str = _field('capacity', {'enum': list(REMOVE_BY)},
                             'which node a scale-in removes first')
+    cleanup: str = _field(
+        'before_removal', {'enum': list(CLEANUP)},
+        'when the old nodes run nodetool cleanup after a scale-out: '
+        'after_join, or before_removal (deferred to the next action that '
+        'takes a node out of the ring, so that a rise does not pay for it)')
     plan_on: str = _field('point', {'enum': ['point', 'quantile']},
                           'plan on the forecast\'s point value or its upper quantile')
     trend_window_s: float = _field(

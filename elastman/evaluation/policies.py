@@ -471,7 +471,8 @@ class Elastman(Policy):
         if d.kind == dec.SCALE_OUT:
             first = sim.next_ordinal
             self.joining.append((sim.t, d.flavor, list(range(first, first + d.count)), None))
-            return Action(add=d.count, flavor=d.flavor, reason=d.reason)
+            return Action(add=d.count, flavor=d.flavor, reason=d.reason,
+                          defer_cleanup=self.policy.cleanup == 'before_removal')
         if d.kind == dec.SCALE_IN:
             return Action(remove=[int(n) for n in d.remove_nodes], reason=d.reason)
         return None

@@ -24,7 +24,10 @@ noise; the cluster's p99 is the 99th percentile of the mixture of the VMs'
 exponential latency tails, weighted by their read share.
 
 A VM joins after boot + bootstrap (with jitter) and counts only once serving
-(``UN``); cleanup then runs on the older VMs. ``join_slots`` bounds how many
+(``UN``); cleanup then runs on the older VMs, or, for a scale-out that
+defers it (``Action.defer_cleanup``, as the actuator's executor does with
+``cleanup = before_removal``), on those of them that stay when the next
+removal starts, before the removed VMs begin to leave. ``join_slots`` bounds how many
 VMs of a cluster join at once: 0 lets every VM of a scale-out join in
 parallel; 1 joins them in a row, as the actuator's executor does (Cassandra
 refuses a bootstrap while another node bootstraps, ``tools/bench_joins.py``):
@@ -133,6 +136,8 @@ class Action:
     remove: list[int] = dataclasses.field(default_factory=list)   # node ordinals
     reason: str = ''
     serialised: bool = True
+    #: a scale-out leaves the old VMs' cleanup to the next removal
+    defer_cleanup: bool = False
 
     @property
     def empty(self) -> bool:
@@ -172,6 +177,9 @@ class SimCluster:
         self.start_at = np.zeros(n0)       # created (and billed) from
         self.done_at = np.zeros(n0)
         self.stream_until = np.zeros(n0)
+        self.leave_at = np.zeros(n0)       # a removal's VM leaves from (after a cleanup)
+        self.defer = np.zeros(n0, dtype=bool)   # joined by a deferring scale-out
+        self.cleanup_pending: set[int] = set()  # ordinals of VMs owing a cleanup
         self.seed_flag = np.zeros(n0, dtype=bool)
         self.interference = np.ones(n0)
         self.slot_of: dict[int, int] = {}
@@ -203,7 +211,8 @@ class SimCluster:
         n = len(self.state) * 2
         for attr in ('ordinal', 'state', 'flavor', 'g', 'f0', 'ready_at', 'start_at',
                      'done_at',
-                     'stream_until', 'seed_flag', 'interference', 'obs_reads',
+                     'stream_until', 'leave_at', 'defer', 'seed_flag',
+                     'interference', 'obs_reads',
                      'obs_writes', 'obs_p99', 'obs_cpu', 'obs_size', 'acc_n'):
             old = getattr(self, attr)
             new = np.zeros(n, dtype=old.dtype)
@@ -247,7 +256,8 @@ class SimCluster:
             ready[i] = free[j] = start[i] + ln
         return start, ready, free
 
-    def _create(self, flavor: str, count: int, ready: bool = False) -> float:
+    def _create(self, flavor: str, count: int, ready: bool = False,
+                defer_cleanup: bool = False) -> float:
         done = self.t
         if not ready:
             first = self.next_ordinal
@@ -262,7 +272,8 @@ class SimCluster:
             self.g[s], self.f0[s] = g, f
             self.seed_flag[s] = k < self.cfg.seeds
             self.interference[s] = 1.0
-            self.stream_until[s] = 0.0
+            self.stream_until[s] = self.leave_at[s] = 0.0
+            self.defer[s] = defer_cleanup
             self.acc[:, s] = 0.0
             self.acc_n[s] = 0.0
             self.obs_reads[s] = self.obs_writes[s] = self.obs_p99[s] = self.obs_cpu[s] = 0.0
@@ -272,7 +283,8 @@ class SimCluster:
             else:
                 self.state[s] = JOINING
                 self.start_at[s], self.ready_at[s] = starts[i], readies[i]
-                done = max(done, self.ready_at[s] + self.cfg.cleanup_s)
+                done = max(done, self.ready_at[s]
+                           + (0.0 if defer_cleanup else self.cfg.cleanup_s))
             self.slot_of[k] = s
             for ep in self.lottery.episodes(k):
                 if ep[1] > self.t:
@@ -285,16 +297,30 @@ class SimCluster:
         """Start an action now (effective from the next minute)."""
         if action.add > 0:
             flavor = action.flavor or self.flavors[0].name
-            done = self._create(flavor, action.add)
+            done = self._create(flavor, action.add, defer_cleanup=action.defer_cleanup)
             self._record('scale_out', flavor, action.add, done, action.reason,
                          action.serialised)
         removable = [k for k in action.remove
-                     if k in self.slot_of and self.state[self.slot_of[k]] == SERVING]
+                     if k in self.slot_of and self.state[self.slot_of[k]] == SERVING
+                     and not self.leave_at[self.slot_of[k]]]
         if removable:
-            done = self.t + self.cfg.decommission_s
+            # the VMs that stay and owe a cleanup run it first
+            stay = [self.slot_of[k] for k in self.cleanup_pending
+                    if k in self.slot_of and k not in removable
+                    and self.state[self.slot_of[k]] == SERVING]
+            self.cleanup_pending.clear()
+            start = self.t
+            if stay:
+                start = self.t + self.cfg.cleanup_s
+                self.stream_until[stay] = np.maximum(self.stream_until[stay], start)
+            done = start + self.cfg.decommission_s
             for k in removable:
                 s = self.slot_of[k]
-                self.state[s], self.done_at[s] = LEAVING, done
+                self.done_at[s] = done
+                if stay:
+                    self.leave_at[s] = start
+                else:
+                    self.state[s] = LEAVING
             flav = self.flavors[int(self.flavor[self.slot_of[removable[0]]])].name
             self._record('scale_in', flav, len(removable), done, action.reason,
                          action.serialised)
@@ -368,18 +394,26 @@ class SimCluster:
 
     def _lifecycle(self) -> None:
         t = self.t
+        leaving = np.flatnonzero((self.leave_at > 0) & (self.leave_at <= t))
+        if leaving.size:
+            self.state[leaving], self.leave_at[leaving] = LEAVING, 0.0
         joined = np.flatnonzero((self.state == JOINING) & (self.ready_at <= t))
         if joined.size:
             self.state[joined] = SERVING
             old = np.flatnonzero(self.state == SERVING)
             old = old[~np.isin(old, joined)]
-            self.stream_until[old] = np.maximum(self.stream_until[old],
-                                                t + self.cfg.cleanup_s)
+            if self.defer[joined].all():
+                self.cleanup_pending.update(int(k) for k in self.ordinal[old])
+            else:
+                self.stream_until[old] = np.maximum(self.stream_until[old],
+                                                    t + self.cfg.cleanup_s)
+                self.cleanup_pending.difference_update(int(k) for k in self.ordinal[old])
         gone = np.flatnonzero((self.state == LEAVING) & (self.done_at <= t))
         if gone.size:
             self.state[gone] = GONE
             for s in gone:
                 self.slot_of.pop(int(self.ordinal[s]), None)
+                self.cleanup_pending.discard(int(self.ordinal[s]))
             self.ordinal[gone] = -1
         for a in self.actions[-20:]:
             if a.done_at <= t and (self.last_action_done is None

@@ -43,7 +43,7 @@ SCALE_OUT_KILLS = [('planned', 'planned'), ('creating', 'creating'),
                    ('cleaning', 'cleaning'),
                    ('decommissioning', 'decommissioning'),
                    ('deleting', 'deleting')]
-SCALE_IN_KILLS = [('planned', 'planned'),
+SCALE_IN_KILLS = [('planned', 'planned'), ('cleaning', 'cleaning'),
                   ('decommissioning', 'decommissioning'),
                   ('decommissioning:leaving', 'decommissioning'),
                   ('deleting', 'deleting'), ('deleting:server', 'deleting')]
@@ -144,6 +144,10 @@ def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
     assert len(done['result']['servers']) == 1   # adopted, not duplicated
     nodes = _consistent(conf, store, cloud, cluster, 4)
     assert datacheck.verify(nodes[0]['address'], rows) == ROWS
+    # the old nodes' cleanup waits for the next removal (the default)
+    marked = sorted(n['node_id'] for n in nodes
+                    if (n['details'] or {}).get('cleanup_pending'))
+    assert marked == sorted(done['result']['plan']['previous'])
 
     # scale in to 3, killed at every step (once while the node streams)
     action = _action(store, cluster, 'scale', count=3)
@@ -153,7 +157,12 @@ def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert done['result']['decommissioned'] == done['result']['plan'][
         'remove']
+    # ... which cleaned up every marked node that stays, before leaving
+    assert set(done['result']['plan']['cleanup_before']) == set(marked) - set(
+        done['result']['plan']['remove'])
     nodes = _consistent(conf, store, cloud, cluster, 3)
+    assert [n['node_id'] for n in nodes
+            if (n['details'] or {}).get('cleanup_pending')] == []
     assert datacheck.verify(nodes[0]['address'], rows) == ROWS
     assert store.clusters.get(cluster['id'])['state'] == 'ACTIVE'
 

@@ -68,9 +68,12 @@ class Ring:
         self.cloud = cloud
         self.extra = list(extra)
         self.calls = []
+        self.host = None
+        self.log = []      # (operation, host) of cleanups and decommissions
 
     def __call__(self, host, port):
         self.calls.append((host, port))
+        self.host = host
         return self
 
     def status(self):
@@ -84,13 +87,15 @@ class Ring:
         return {'name': 'Shop Cluster'}
 
     def cleanup(self, timeout=None):
-        pass
+        self.log.append(('cleanup', self.host))
 
     def netstats(self):
         return {'mode': 'NORMAL'}
 
     def decommission(self, progress=None, timeout=None):
-        pass
+        self.log.append(('decommission', self.host))
+        self.cloud.servers = {k: v for k, v in self.cloud.servers.items()
+                              if v.address != self.host}
 
 
 SPEC = {'mode': 'managed', 'flavor': 'small', 'image': 'img-1',
@@ -222,3 +227,54 @@ def test_register_fails_clearly_when_no_seed_answers(world, monkeypatch):
     assert done['state'] == 'FAILED'
     assert 'no seed answers on JMX' in done['reason']
     assert 'Connection refused' in done['reason']
+
+
+def _marked(store):
+    return sorted(n['node_id'] for n in store.nodes.list('c1')
+                  if (n.get('details') or {}).get('cleanup_pending'))
+
+
+def test_a_scale_out_defers_its_cleanup_to_the_next_removal(world):
+    store, _cloud, ring, executor = world
+    _run(store, executor, 'create', count=3, flavor='small')
+    ring.log.clear()
+    done = _run(store, executor, 'scale_out', count=2, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    # the scale-out ends at the join: no cleanup, the old nodes marked
+    assert ring.log == []
+    assert _marked(store) == ['s1', 's2', 's3']
+    assert done['result']['cleanup'] == 'deferred on 3 node(s)'
+    # a scale-in first cleans up the marked nodes that stay, then removes
+    done = _run(store, executor, 'scale_in', nodes=['s1'])
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert ring.log == [('cleanup', '10.0.0.2'), ('cleanup', '10.0.0.3'),
+                        ('decommission', '10.0.0.1')]
+    assert _marked(store) == []
+
+
+def test_a_failed_cleanup_keeps_the_mark(world, monkeypatch):
+    store, _cloud, ring, executor = world
+    _run(store, executor, 'create', count=3, flavor='small')
+    _run(store, executor, 'scale_out', count=1, flavor='small')
+
+    def fail(timeout=None):
+        raise exception.NodetoolError(command='cleanup', node='s1',
+                                      reason='disk full')
+    monkeypatch.setattr(ring, 'cleanup', fail)
+    done = _run(store, executor, 'scale_in', nodes=['s4'])
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert len(done['result']['warnings']) == 3
+    assert 'disk full' in done['result']['warnings'][0]
+    assert _marked(store) == ['s1', 's2', 's3']
+
+
+def test_cleanup_after_join_when_the_policy_says_so(world):
+    store, _cloud, ring, executor = world
+    store.clusters.rows['c1']['policy'] = {'cleanup': 'after_join'}
+    _run(store, executor, 'create', count=3, flavor='small')
+    ring.log.clear()
+    done = _run(store, executor, 'scale_out', count=1, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert ring.log == [('cleanup', '10.0.0.1'), ('cleanup', '10.0.0.2'),
+                        ('cleanup', '10.0.0.3')]
+    assert _marked(store) == [] and 'cleanup' not in done['result']

@@ -13,6 +13,7 @@
 import numpy as np
 import pytest
 
+from elastman.actuator import decision as dec
 from elastman.actuator.policy import PAPER_RULE
 from elastman.evaluation import simulator as sm
 from elastman.evaluation import traces as tr
@@ -52,6 +53,33 @@ def test_join_and_decommission_timing():
         assert c.vms == 5                            # billed while it decommissions
         c.step()
     assert c.vms == 4 and 4 not in c.slot_of
+
+
+def test_a_deferred_cleanup_runs_before_the_next_removal():
+    c = _cluster()
+    c.step()
+    c.apply(sm.Action(add=1, flavor='m1.medium', defer_cleanup=True))
+    ready = c.ready_at[c.slot_of[4]]
+    while c.t < ready:
+        c.step()
+    # joined: the action is over, and no old VM pays for a cleanup yet
+    assert c.count(sm.SERVING) == 5 and not c.in_flight
+    old = [c.slot_of[k] for k in range(4)]
+    assert not (c.stream_until[old] > c.t).any()
+    assert c.cleanup_pending == {0, 1, 2, 3}
+    # a removal: the VMs that stay clean up first, then the VM leaves
+    c.apply(sm.Action(remove=[3]))
+    start = c.t
+    stay = [c.slot_of[k] for k in (0, 1, 2)]
+    assert (c.stream_until[stay] == start + c.cfg.cleanup_s).all()
+    assert c.stream_until[c.slot_of[3]] <= start and not c.cleanup_pending
+    while c.t < start + c.cfg.cleanup_s:
+        assert c.state[c.slot_of[3]] == sm.SERVING
+        c.step()
+    assert c.state[c.slot_of[3]] == sm.LEAVING and c.in_flight
+    while c.t < start + c.cfg.cleanup_s + c.cfg.decommission_s:
+        c.step()
+    assert c.vms == 4 and 3 not in c.slot_of and not c.in_flight
 
 
 def test_a_leaving_vm_is_sampled_until_it_is_gone():
@@ -142,5 +170,12 @@ def test_elastman_variants_and_their_options():
     assert el.name == 'elastman' and el.options == {} and el.prior
     assert paper.name == 'elastman-paper' and paper.options == PAPER_RULE and paper.predict
     assert not paper.prior
+    # the service's default defers a scale-out's cleanup; the paper's rule does not
+    c = _cluster(n=5)
+    for policy, deferred in ((el, True), (paper, False)):
+        policy.start(c)
+        act = policy._act(c, dec.Decision(kind=dec.SCALE_OUT, reason='', at=0.0,
+                                          size=5, count=1, flavor='m1.medium'))
+        assert act.add == 1 and act.defer_cleanup is deferred
     assert 'elastman-paper' not in pol.ALL
     assert [p.name for p in pol.make()] == list(pol.ALL)
