@@ -484,10 +484,9 @@ class ActionExecutor:
         takes_out = set(plan['remove'])
         plan['cleanup_before'] = [
             n['node_id'] for n in nodes
-            if (takes_out or plan.get('removenode'))
-            and n['node_id'] not in takes_out
-            and n['node_id'] not in (plan.get('dead') or ())
-            and (n.get('details') or {}).get('cleanup_pending')]
+            if n['node_id'] not in takes_out
+            and (n.get('details') or {}).get('cleanup_pending')
+        ] if takes_out or plan.get('removenode') else []
         plan['cleanup'], plan['defer_cleanup'] = [], []
         if plan['add'] and plan['previous']:
             if policy.cleanup == 'after_join':

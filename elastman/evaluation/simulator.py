@@ -413,7 +413,6 @@ class SimCluster:
             self.state[gone] = GONE
             for s in gone:
                 self.slot_of.pop(int(self.ordinal[s]), None)
-                self.cleanup_pending.discard(int(self.ordinal[s]))
             self.ordinal[gone] = -1
         for a in self.actions[-20:]:
             if a.done_at <= t and (self.last_action_done is None
