@@ -221,7 +221,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          '--sweep a comma-separated list')
     ap.add_argument('--days', type=float, default=None,
                     help='length (default: the trace file length)')
-    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--seed', default='1',
+                    help='the random stream of the simulated cluster and trace; with '
+                         '--sweep a comma-separated list, each setting run once per '
+                         'seed and the frontiers drawn through the means')
     ap.add_argument('--out', required=True, help='output directory')
     ap.add_argument('--policies', default=','.join(pol.ALL),
                     help='comma-separated subset of %s' % ', '.join(pol.ALL))
@@ -262,8 +265,12 @@ def run_args(args: argparse.Namespace) -> int:
         nodes = int(args.nodes)
     except ValueError:
         raise SystemExit('--nodes %r: one integer (a list only with --sweep)' % args.nodes)
+    try:
+        seed = int(args.seed)
+    except ValueError:
+        raise SystemExit('--seed %r: one integer (a list only with --sweep)' % args.seed)
     t0 = time.monotonic()
-    rows = report(args.trace, nodes, args.days, args.seed, args.out,
+    rows = report(args.trace, nodes, args.days, seed, args.out,
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
@@ -281,14 +288,14 @@ def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any],
     names = [n.strip() for n in args.policies.split(',') if n.strip()]
     try:
         rows = sweep.run(sweep.trace_names(args.trace), sweep.sizes(args.nodes), names,
-                         args.days, args.seed, sweep.parse_values(args.values),
+                         args.days, sweep.seeds(args.seed), sweep.parse_values(args.values),
                          max(1, args.jobs),
                          progress=lambda m: print(m, file=sys.stderr, flush=True),
                          settings=settings, cfg=cfg)
     except ValueError as e:
         raise SystemExit('simulate --sweep: %s' % e)
     sweep.write(args.out, rows, png=not args.no_png)
-    print(sweep.format_table(rows))
+    print(sweep.format_table(sweep.means(rows)))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
 

@@ -22,6 +22,15 @@ VM-hours are the unit of cost. Per trace and size the sweep writes
 1.05-1.5x band of :mod:`~elastman.evaluation.frontier`); ``sweep.csv`` holds
 every row, ``between.csv`` each frontier at the comparison levels.
 
+With several seeds (``--seed 1,2,3``) every setting runs once per seed, each
+against that seed's oracle; ``sweep.csv`` holds every run and the per-trace
+files, the plots and ``between.csv`` the means over the seeds
+(:func:`means`). One seed is one random stream of per-VM noise, hardware
+and interference episodes, and the capacity models and forecasts that
+follow from it: a run is deterministic on one machine, but a different CPU
+(another BLAS kernel, other rounding in the fits) can send it down another
+path, so a frontier judgement rests on several seeds.
+
     elastman-manage simulate --sweep --trace all --nodes 50 --out /tmp/sweep50
 """
 from __future__ import annotations
@@ -38,7 +47,11 @@ from elastman.evaluation import simulator as sim_mod
 from elastman.evaluation import traces as tr
 
 FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_minutes',
-          'violation_pct', 'vm_hours', 'vm_hours_vs_oracle', 'actions', 'max_vms')
+          'violation_pct', 'vm_hours', 'vm_hours_vs_oracle', 'actions', 'max_vms',
+          'seed')
+#: What :func:`means` averages over the seeds (``max_vms``: the largest).
+MEAN_FIELDS = ('violation_minutes', 'violation_pct', 'vm_hours', 'vm_hours_vs_oracle',
+               'actions')
 
 
 def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
@@ -75,25 +88,28 @@ def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: s
     row = rep.summarise(name, res, trace.step_s)
     row.update(trace=trace.name, nodes=nodes, knob=p.knob or '', value=value,
                default=value is not None and value == default,
-               elapsed_s=time.monotonic() - t0)
+               elapsed_s=time.monotonic() - t0, seed=str(seed))
     return row
 
 
 def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
-        days: float | None = None, seed: int = 1,
+        days: float | None = None, seed: int | Sequence[int] = 1,
         values: dict[str, Sequence[float]] | None = None, jobs: int = 1,
         progress: Callable[[str], None] | None = None,
         settings: Mapping[str, Any] | None = None,
         cfg: sim_mod.SimConfig | None = None) -> list[dict[str, Any]]:
-    """Run every setting on every trace and size; rows in a fixed order.
-    ``settings`` are scaling policy fields of the elastman policies (their
-    swept knob wins); ``cfg`` the simulated cluster's timings.
+    """Run every setting on every trace, size and seed; rows in a fixed
+    order. ``settings`` are scaling policy fields of the elastman policies
+    (their swept knob wins); ``cfg`` the simulated cluster's timings.
     """
     grid = knob_settings(names, values)
     fields = dict(settings or {})
     cfg = cfg or sim_mod.SimConfig()
-    tasks = [(t, n, days, seed, name, v, fields, cfg) for t in trace_names for n in sizes
-             for name, v in grid]
+    seeds = [int(seed)] if isinstance(seed, int) else [int(s) for s in seed]
+    if not seeds:
+        raise ValueError('no seed to run')
+    tasks = [(t, n, days, sd, name, v, fields, cfg) for t in trace_names for n in sizes
+             for sd in seeds for name, v in grid]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(jobs) as ex:
             futures = [ex.submit(_run_one, *task) for task in tasks]
@@ -106,12 +122,36 @@ def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
         for task in tasks:
             rows.append(_run_one(*task))
             _report(rows[-1], progress)
-    for (t, n) in {(r['trace'], r['nodes']) for r in rows}:
-        group = [r for r in rows if r['trace'] == t and r['nodes'] == n]
+    for (t, n, sd) in {(r['trace'], r['nodes'], r['seed']) for r in rows}:
+        group = [r for r in rows
+                 if r['trace'] == t and r['nodes'] == n and r['seed'] == sd]
         ref = next(r['vm_hours'] for r in group if r['policy'] == 'oracle')
         for r in group:
             r['vm_hours_vs_oracle'] = r['vm_hours'] / ref
     return rows
+
+
+def means(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per trace, size and setting: the mean over its seeds of
+    :data:`MEAN_FIELDS` (each run measured against its own seed's oracle),
+    the largest ``max_vms``; ``seed`` lists the seeds. Rows of one seed
+    come back as they are.
+    """
+    if len({r['seed'] for r in rows}) <= 1:
+        return list(rows)
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r['trace'], r['nodes'], r['policy'], r['value']), []).append(r)
+    out = []
+    for group in groups.values():
+        row = dict(group[0])
+        for k in MEAN_FIELDS:
+            row[k] = sum(float(r[k]) for r in group) / len(group)
+        row['max_vms'] = max(r['max_vms'] for r in group)
+        row['elapsed_s'] = sum(r['elapsed_s'] for r in group)
+        row['seed'] = 'mean of ' + ' '.join(str(r['seed']) for r in group)
+        out.append(row)
+    return out
 
 
 def _report(row: dict[str, Any], progress: Callable[[str], None] | None) -> None:
@@ -188,11 +228,13 @@ def plot(path: str, rows: Sequence[dict[str, Any]], title: str) -> None:
 
 def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[str]:
     """Per trace and size: CSV and frontier plot; all rows; the frontiers at
-    the comparison levels. Returns the paths written.
+    the comparison levels (of the means over the seeds, :func:`means`).
+    Returns the paths written.
     """
     os.makedirs(out, exist_ok=True)
     paths = [os.path.join(out, 'sweep.csv')]
     write_csv(paths[0], rows)
+    rows = means(rows)
     between = []
     groups = sorted({(r['trace'], r['nodes']) for r in rows},
                     key=lambda g: (list(tr.ALL).index(g[0]) if g[0] in tr.ALL else 99,) + g)
@@ -227,6 +269,19 @@ def format_table(rows: Sequence[dict[str, Any]]) -> str:
             '' if r['value'] is None else '%g' % r['value'], r['violation_pct'],
             r['vm_hours'], r['vm_hours_vs_oracle'], ' *' if r['default'] else ''))
     return '\n'.join(lines)
+
+
+def seeds(spec: str) -> list[int]:
+    """``1`` or ``1,2,3`` -> the seeds to run."""
+    try:
+        out = [int(n) for n in str(spec).split(',') if n.strip()]
+    except ValueError:
+        raise ValueError('--seed %r: expected comma-separated integers' % spec) from None
+    if not out:
+        raise ValueError('--seed %r: no seed' % spec)
+    if len(set(out)) < len(out):
+        raise ValueError('--seed %r: a seed twice' % spec)
+    return out
 
 
 def parse_values(specs: Sequence[str]) -> dict[str, list[float]]:

@@ -189,3 +189,53 @@ def test_cli_settings_change_the_run(tmp_path, capsys):
     capsys.readouterr()
     # more headroom holds more VMs
     assert float(rows['roomy']['vm_hours']) > float(rows['default']['vm_hours'])
+
+
+def test_seeds_each_against_its_own_oracle_and_frontiers_through_the_means(tmp_path):
+    rows = sweep.run(['flash'], [12], ['target'], days=0.15, seed=[1, 2],
+                     values={'target': [50, 70]})
+    assert [(r['seed'], r['policy'], r['value']) for r in rows] == [
+        ('1', 'target', 50.0), ('1', 'target', 70.0), ('1', 'oracle', None),
+        ('2', 'target', 50.0), ('2', 'target', 70.0), ('2', 'oracle', None)]
+    oracles = {r['seed']: r['vm_hours'] for r in rows if r['policy'] == 'oracle'}
+    assert oracles['1'] != oracles['2']     # another seed is another cluster
+    for r in rows:
+        assert r['vm_hours_vs_oracle'] == pytest.approx(r['vm_hours'] / oracles[r['seed']])
+    mean = sweep.means(rows)
+    assert [(r['policy'], r['value'], r['seed']) for r in mean] == [
+        ('target', 50.0, 'mean of 1 2'), ('target', 70.0, 'mean of 1 2'),
+        ('oracle', None, 'mean of 1 2')]
+    for m in mean:
+        runs = [r for r in rows if (r['policy'], r['value']) == (m['policy'], m['value'])]
+        for k in sweep.MEAN_FIELDS:
+            assert m[k] == pytest.approx(sum(r[k] for r in runs) / 2)
+        assert m['max_vms'] == max(r['max_vms'] for r in runs)
+    assert sweep.means(rows[:3]) == rows[:3]    # one seed: the rows themselves
+    sweep.write(str(tmp_path), rows, png=False)
+    with open(tmp_path / 'sweep.csv') as f:
+        assert [r['seed'] for r in csv.DictReader(f)] == ['1', '1', '1', '2', '2', '2']
+    with open(tmp_path / 'between.csv') as f:
+        between = [r for r in csv.DictReader(f) if r['policy'] == 'target']
+    assert float(between[-1]['violation_pct']) == pytest.approx(
+        fr.interpolate(sweep.curves(mean)['target'], [fr.HIGH])[0], abs=1e-3)
+
+
+def test_cli_seed_list_only_with_sweep(tmp_path, capsys):
+    ap = argparse.ArgumentParser()
+    rep.add_subparser(ap.add_subparsers())
+    args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                          '--days', '0.05', '--policies', 'target', '--seed', '1,2',
+                          '--values', 'target=60', '--out', str(tmp_path), '--no-png'])
+    assert args.func(args) == 0
+    assert 'target' in capsys.readouterr().out
+    with open(tmp_path / 'sweep.csv') as f:
+        assert {r['seed'] for r in csv.DictReader(f)} == {'1', '2'}
+    for spec, match in (('1,x', 'comma-separated integers'), ('2,2', 'a seed twice')):
+        args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                              '--seed', spec, '--out', str(tmp_path)])
+        with pytest.raises(SystemExit, match=match):
+            args.func(args)
+    args = ap.parse_args(['simulate', '--trace', 'ramp', '--nodes', '8', '--seed', '1,2',
+                          '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='one integer'):
+        args.func(args)
