@@ -149,7 +149,7 @@ def means(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             row[k] = sum(float(r[k]) for r in group) / len(group)
         row['max_vms'] = max(r['max_vms'] for r in group)
         row['elapsed_s'] = sum(r['elapsed_s'] for r in group)
-        row['seed'] = 'mean of ' + ' '.join(str(r['seed']) for r in group)
+        row['seed'] = 'mean of seeds ' + ' '.join(str(r['seed']) for r in group)
         out.append(row)
     return out
 
@@ -251,7 +251,9 @@ def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[st
                                 'violation_pct': row[name]})
         if png:
             path = os.path.join(out, 'frontier-%s-%d.png' % (t, n))
-            plot(path, group, '%s trace, %d VMs at the peak' % (t, n))
+            seeds = group[0]['seed']
+            plot(path, group, '%s trace, %d VMs at the peak, %s' % (
+                t, n, seeds if seeds.startswith('mean') else 'seed ' + seeds))
             paths.append(path)
     path = os.path.join(out, 'between.csv')
     write_csv(path, between, ('trace', 'nodes', 'policy', 'vm_hours_vs_oracle',

@@ -203,8 +203,8 @@ def test_seeds_each_against_its_own_oracle_and_frontiers_through_the_means(tmp_p
         assert r['vm_hours_vs_oracle'] == pytest.approx(r['vm_hours'] / oracles[r['seed']])
     mean = sweep.means(rows)
     assert [(r['policy'], r['value'], r['seed']) for r in mean] == [
-        ('target', 50.0, 'mean of 1 2'), ('target', 70.0, 'mean of 1 2'),
-        ('oracle', None, 'mean of 1 2')]
+        ('target', 50.0, 'mean of seeds 1 2'), ('target', 70.0, 'mean of seeds 1 2'),
+        ('oracle', None, 'mean of seeds 1 2')]
     for m in mean:
         runs = [r for r in rows if (r['policy'], r['value']) == (m['policy'], m['value'])]
         for k in sweep.MEAN_FIELDS:
