@@ -11,11 +11,14 @@
 #    under the License.
 """Elastman's frontier against the baselines' on a flash crowd.
 
-Every policy runs over its knob on one trace, seed and hardware lottery
-(``elastman-manage simulate --sweep --trace flash --nodes 50 --seed 1
---policies reactive,target,elastman --values elastman=0,0.1,0.2,0.3,0.4``);
-between 1.05x and 1.5x the oracle's VM-hours, elastman's frontier must
-violate less than each baseline's at every level (about 30 s on 2 cores).
+Every policy runs over its knob on one trace and three seeds, and the
+frontiers go through the means (``elastman-manage simulate --sweep --trace
+flash --nodes 50 --seed 1,2,3 --policies reactive,target,elastman --values
+elastman=0,0.1,0.2,0.3,0.4``); between 1.05x and 1.5x the oracle's
+VM-hours, elastman's frontier must violate less than each baseline's at
+every level (about 90 s on 2 cores). One seed's run of elastman depends on
+the floating-point kernels of the CPU it fits its models on; the mean of
+three is the claim.
 """
 import pytest
 
@@ -28,8 +31,8 @@ HEADROOMS = [0.0, 0.1, 0.2, 0.3, 0.4]
 @pytest.fixture(scope='module')
 def curves():
     rows = sweep.run(['flash'], [50], ['reactive', 'target', 'elastman'],
-                     seed=1, values={'elastman': HEADROOMS}, jobs=2)
-    return sweep.curves(rows)
+                     seed=[1, 2, 3], values={'elastman': HEADROOMS}, jobs=2)
+    return sweep.curves(sweep.means(rows))
 
 
 @pytest.mark.parametrize('baseline', ['reactive', 'target'])
