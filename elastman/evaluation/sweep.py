@@ -27,9 +27,10 @@ against that seed's oracle; ``sweep.csv`` holds every run and the per-trace
 files, the plots and ``between.csv`` the means over the seeds
 (:func:`means`). One seed is one random stream of per-VM noise, hardware
 and interference episodes, and the capacity models and forecasts that
-follow from it: a run is deterministic on one machine, but a different CPU
-(another BLAS kernel, other rounding in the fits) can send it down another
-path, so a frontier judgement rests on several seeds.
+follow from it: a run is deterministic on one machine, but elastman's runs
+differ between machines with different CPUs (most likely other rounding in
+the model fits tips a decision), so a frontier judgement rests on several
+seeds.
 
     elastman-manage simulate --sweep --trace all --nodes 50 --out /tmp/sweep50
 """

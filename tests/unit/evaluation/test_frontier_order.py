@@ -16,7 +16,7 @@ frontiers go through the means (``elastman-manage simulate --sweep --trace
 flash --nodes 50 --seed 1,2,3 --policies reactive,target,elastman --values
 elastman=0,0.1,0.2,0.3,0.4``); between 1.05x and 1.5x the oracle's
 VM-hours, elastman's frontier must violate less than each baseline's at
-every level (about 90 s on 2 cores). One seed's run of elastman depends on
+every level (about 45 s on 2 cores). One seed's run of elastman depends on
 the floating-point kernels of the CPU it fits its models on; the mean of
 three is the claim.
 """
