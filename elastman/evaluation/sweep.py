@@ -106,11 +106,11 @@ def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
     grid = knob_settings(names, values)
     fields = dict(settings or {})
     cfg = cfg or sim_mod.SimConfig()
-    seeds = [int(seed)] if isinstance(seed, int) else [int(s) for s in seed]
-    if not seeds:
+    runs = [int(seed)] if isinstance(seed, int) else [int(s) for s in seed]
+    if not runs:
         raise ValueError('no seed to run')
     tasks = [(t, n, days, sd, name, v, fields, cfg) for t in trace_names for n in sizes
-             for sd in seeds for name, v in grid]
+             for sd in runs for name, v in grid]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(jobs) as ex:
             futures = [ex.submit(_run_one, *task) for task in tasks]
@@ -252,9 +252,9 @@ def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[st
                                 'violation_pct': row[name]})
         if png:
             path = os.path.join(out, 'frontier-%s-%d.png' % (t, n))
-            seeds = group[0]['seed']
+            seed = group[0]['seed']
             plot(path, group, '%s trace, %d VMs at the peak, %s' % (
-                t, n, seeds if seeds.startswith('mean') else 'seed ' + seeds))
+                t, n, seed if seed.startswith('mean') else 'seed ' + seed))
             paths.append(path)
     path = os.path.join(out, 'between.csv')
     write_csv(path, between, ('trace', 'nodes', 'policy', 'vm_hours_vs_oracle',
