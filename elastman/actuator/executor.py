@@ -81,6 +81,7 @@ from elastman.actuator import discovery
 from elastman.actuator import policy as policy_mod
 from elastman.cassandra import access as access_mod
 from elastman.cassandra import nodetool as nodetool_mod
+from elastman.cassandra import tokens as tokens_mod
 from elastman.common import exception
 from elastman.common import trusts
 from elastman.compute import base as compute
@@ -605,9 +606,12 @@ class ActionExecutor:
         return sorted(n['address'] for n in seeds)[:MAX_SEEDS]
 
     def _create(self, action: dict, result: dict) -> None:
-        """Add the planned servers one at a time: Cassandra bootstraps one
-        node at a time (a second concurrent bootstrap exits), so each new
-        node must be UN before the next server is created.
+        """Add the planned servers, one at a time by default: Cassandra
+        bootstraps one node at a time (a second concurrent bootstrap
+        exits), so each new node must be UN before the next server is
+        created. With ``[actuator] concurrent_joins`` above 1, up to that
+        many are created together, each given its tokens
+        (:meth:`_join_group`).
         """
         plan = result['plan']
         cluster = self.store.clusters.get(action['cluster_id'])
@@ -615,29 +619,74 @@ class ActionExecutor:
         result['servers'] = [s.id for s in servers]
         for server in servers:
             self._register(action, plan, server)
-            self._wait_joined(action, [server.id])
+        if servers:
+            self._wait_joined(action, [s.id for s in servers])
         spec = cluster.get('spec') or {}
         request = compute.ServerRequest.from_spec(spec)
         while len(servers) < plan['add']:
-            name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
-            metadata = {compute.CLUSTER_TAG: str(cluster['id']),
-                        ACTION_TAG: str(action['id']),
-                        'cluster_name': (spec.get('cluster_name')
-                                         or 'elastman-%s' % cluster['id']),
-                        **compute.security_metadata(spec.get('security'))}
-            if plan.get('replace_address'):
-                metadata[compute.REPLACE_ADDRESS] = plan['replace_address']
-            server = self._cloud(action).create(
-                name, plan['flavor'], metadata, seeds=self._seeds(action),
-                request=request)
-            self._checkpoint(action, 'creating:server')
-            servers.append(server)
-            result['servers'].append(server.id)
-            self.store.actions.advance(action['cluster_id'], action['id'],
-                                       action['step'], result=result,
-                                       expected_step=action['step'])
-            self._register(action, plan, server)
-            self._wait_joined(action, [server.id])
+            group = self._join_group(action, result,
+                                     plan['add'] - len(servers))
+            created = []
+            for tokens in group:
+                name = '%s-%s' % (cluster['name'], uuid.uuid4().hex[:6])
+                metadata = {compute.CLUSTER_TAG: str(cluster['id']),
+                            ACTION_TAG: str(action['id']),
+                            'cluster_name': (spec.get('cluster_name')
+                                             or 'elastman-%s' % cluster['id']),
+                            **compute.security_metadata(spec.get('security'))}
+                if plan.get('replace_address'):
+                    metadata[compute.REPLACE_ADDRESS] = plan['replace_address']
+                if tokens:
+                    metadata[compute.INITIAL_TOKENS] = ','.join(
+                        str(t) for t in tokens)
+                server = self._cloud(action).create(
+                    name, plan['flavor'], metadata, seeds=self._seeds(action),
+                    request=request)
+                self._checkpoint(action, 'creating:server')
+                servers.append(server)
+                created.append(server)
+                result['servers'].append(server.id)
+                self.store.actions.advance(action['cluster_id'], action['id'],
+                                           action['step'], result=result,
+                                           expected_step=action['step'])
+            for server in created:
+                self._register(action, plan, server)
+            self._wait_joined(action, [s.id for s in created])
+
+    def _join_group(self, action: dict, result: dict,
+                    remaining: int) -> list[list[int] | None]:
+        """The tokens of each server of the next group to create: ``[None]``
+        (one server, Cassandra picks its tokens) unless more than one may
+        join at once; then, for up to ``[actuator] concurrent_joins``
+        servers, tokens that bisect the largest ranges of the live ring
+        (:func:`elastman.cassandra.tokens.allocate`), as many per server as
+        the ring's nodes hold. One server, and a warning in the result,
+        when the compute driver cannot pass tokens on or no node answers.
+        """
+        size = min(self.opts.concurrent_joins, remaining)
+        if size < 2 or result['plan'].get('replace_address') or not \
+                serving_nodes(self.store.nodes.list(action['cluster_id'])):
+            return [None]
+        cloud = self._cloud(action)
+        if not cloud.supports_initial_tokens:
+            warning = ('concurrent_joins %d: the %s compute driver cannot '
+                       'give a new node its tokens; joining one at a time'
+                       % (self.opts.concurrent_joins, cloud.name))
+        else:
+            try:
+                tool, ring = self._live_ring(action)
+                num_tokens = max(s.tokens for s in ring.values())
+                return tokens_mod.allocate(tool.ring_tokens(), size,
+                                           num_tokens)
+            except (exception.ElastmanException, ValueError) as exc:
+                warning = ('concurrent_joins %d: no ring to place tokens '
+                           'in (%s); joining one at a time'
+                           % (self.opts.concurrent_joins, exc))
+        warnings = result.setdefault('warnings', [])
+        if warning not in warnings:
+            LOG.warning('action %s: %s', action['id'], warning)
+            warnings.append(warning)
+        return [None]
 
     def _register(self, action: dict, plan: dict,
                   server: compute.Server) -> None:

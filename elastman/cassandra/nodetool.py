@@ -37,6 +37,7 @@ from oslo_log import log as logging
 
 from elastman.cassandra import access as access_mod
 from elastman.cassandra import runtime
+from elastman.cassandra import tokens
 from elastman.common import exception
 
 LOG = logging.getLogger(__name__)
@@ -280,6 +281,10 @@ class Nodetool:
 
     def info(self) -> dict[str, str]:
         return parse_info(self.run('info'))
+
+    def ring_tokens(self) -> list[int]:
+        """Every token of the ring (``nodetool ring``), sorted."""
+        return tokens.parse_ring(self.run('ring'))
 
     def describe_cluster(self) -> dict[str, str]:
         """Name, Snitch and Partitioner of ``nodetool describecluster``."""

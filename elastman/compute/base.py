@@ -40,6 +40,11 @@ CLUSTER_TAG = 'elastman_cluster'
 # Metadata key asking the new server's Cassandra to take over the tokens of
 # the dead node at this address (``cassandra.replace_address_first_boot``).
 REPLACE_ADDRESS = 'elastman_replace_address'
+# Metadata key giving the new server's Cassandra its tokens
+# (``initial_token``, comma-separated) and letting it bootstrap while other
+# nodes do (``cassandra.consistent.rangemovement=false``): a concurrent join
+# (elastman.cassandra.tokens says why the tokens are given).
+INITIAL_TOKENS = 'elastman_initial_tokens'
 
 # Metadata keys that tell the guest how to secure Cassandra, from a managed
 # cluster's spec['security'] (never credentials: those stay in elastman):
@@ -157,6 +162,14 @@ class ComputeDriver(abc.ABC):
     def supports_replace(self) -> bool:
         """Whether a server created with ``REPLACE_ADDRESS`` in its metadata
         boots Cassandra with ``replace_address_first_boot`` set to it.
+        """
+        return False
+
+    @property
+    def supports_initial_tokens(self) -> bool:
+        """Whether a server created with ``INITIAL_TOKENS`` in its metadata
+        boots Cassandra with those tokens and
+        ``cassandra.consistent.rangemovement=false`` (a concurrent join).
         """
         return False
 

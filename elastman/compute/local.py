@@ -61,6 +61,10 @@ class LocalDriver(base.ComputeDriver):
     def supports_replace(self) -> bool:
         return True
 
+    @property
+    def supports_initial_tokens(self) -> bool:
+        return True
+
     def __init__(self, conf, recover: bool = True) -> None:
         super().__init__(conf)
         self.opts = conf.local_cloud
@@ -188,7 +192,10 @@ class LocalDriver(base.ComputeDriver):
         ``cluster_name``, the security keys of
         :func:`elastman.compute.base.security_metadata` and
         ``elastman_replace_address`` (the address of a dead node whose tokens
-        this one takes over on its first boot); the ``seeds`` argument wins
+        this one takes over on its first boot) and
+        ``elastman_initial_tokens`` (its tokens, comma-separated: it
+        bootstraps with them while other nodes may too); the ``seeds``
+        argument wins
         when not empty. A local server has no image, network or server
         group: ``request`` is not used.
         """
@@ -257,6 +264,10 @@ class LocalDriver(base.ComputeDriver):
             # plain restart (Cassandra ignores it once bootstrapped)
             spec.jvm_opts += ('-Dcassandra.replace_address_first_boot=%s'
                               % replace,)
+        initial = metadata.get(base.INITIAL_TOKENS)
+        if initial:
+            spec.extra_yaml['initial_token'] = initial
+            spec.jvm_opts += ('-Dcassandra.consistent.rangemovement=false',)
         node = cassandra_node.LocalNode(self.conf, spec)
         wrapper = None
         if flavor.cpu:

@@ -162,12 +162,23 @@ class NovaDriver(base.ComputeDriver):
         """True when ``[nova] user_data_file`` passes ``${replace_address}``
         on to the image's Cassandra (``replace_address_first_boot``).
         """
+        return self._template_has('${replace_address}')
+
+    @property
+    def supports_initial_tokens(self) -> bool:
+        """True when ``[nova] user_data_file`` passes ``${initial_tokens}``
+        on to the image's Cassandra (``initial_token``, with
+        ``cassandra.consistent.rangemovement=false``).
+        """
+        return self._template_has('${initial_tokens}')
+
+    def _template_has(self, name: str) -> bool:
         path = self.opts.user_data_file
         if not path:
             return False
         try:
             with open(path) as f:
-                return '${replace_address}' in f.read()
+                return name in f.read()
         except OSError:
             return False
 
@@ -453,7 +464,8 @@ class NovaDriver(base.ComputeDriver):
                 cluster_name=metadata.get('cluster_name') or (
                     'elastman-%s' % cluster_id if cluster_id else name),
                 seeds=','.join(seeds),
-                replace_address=metadata.get(base.REPLACE_ADDRESS, ''))
+                replace_address=metadata.get(base.REPLACE_ADDRESS, ''),
+                initial_tokens=metadata.get(base.INITIAL_TOKENS, ''))
         if user_data is None:
             return None
         return base64.b64encode(user_data.encode()).decode()

@@ -30,6 +30,22 @@ actuator_opts = [
     cfg.IntOpt('join_timeout', default=900, min=1,
                help='Seconds a new Cassandra node may take to bootstrap '
                     'and show as UN.'),
+    cfg.IntOpt('concurrent_joins', default=1, min=1,
+               help='How many new servers of a scale-out bootstrap at '
+                    'once. 1 (Cassandra\'s own rule): each server is '
+                    'created once the one before it is UN, so a +k takes '
+                    'k joins in a row. Above 1: up to this many are '
+                    'created together, each given its tokens '
+                    '(initial_token: Cassandra\'s token allocation would '
+                    'give concurrent nodes the same ones) and started with '
+                    'cassandra.consistent.rangemovement=false, so a +k '
+                    'takes about one join; a node may then stream a range '
+                    'from a replica other than the one giving it up, so a '
+                    'write that replica missed is missing on the new node '
+                    'until a repair. Needs a compute driver that passes '
+                    'the tokens on (local; nova with ${initial_tokens} in '
+                    '[nova] user_data_file); otherwise 1 is used and the '
+                    'action says why.'),
     cfg.IntOpt('credentials_grace', default=60, min=0,
                help='Seconds a new node may refuse its cluster\'s '
                     'credentials before they count as wrong and the action '

@@ -29,6 +29,7 @@ import pytest
 
 from elastman.actuator import executor as executor_mod
 from elastman.cassandra import nodetool
+from elastman.compute import base as compute
 from elastman.compute import local as local_driver
 from tests.functional import datacheck
 
@@ -200,3 +201,47 @@ def test_failed_join_rolls_back(conf, store, cloud):
         assert 'did not join within 1s' in failed['status_reason']
     finally:
         conf.set_override('join_timeout', 300, 'actuator')
+
+
+def test_concurrent_joins_bring_nodes_in_together(conf, store, cloud):
+    """With ``concurrent_joins`` 2 a +2 creates both servers before either
+    is UN, each with tokens of its own; both join (Cassandra would stop the
+    second without them), and every row is still there.
+    """
+    cluster = store.clusters.create(
+        'p', 'together', spec={'mode': 'managed', 'flavor': 'small'},
+        policy={'min_size': 1, 'max_size': 3, 'flavors': ['small']})
+    executor = executor_mod.ActionExecutor(conf, store, cloud)
+    done = executor.run(_action(store, cluster, 'create', count=1,
+                                flavor='small'))
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    (first,) = _consistent(conf, store, cloud, cluster, 1)
+    datacheck.create(first['address'], replication_factor=1)
+    rows = datacheck.write(first['address'], range(ROWS))
+    tool = nodetool.Nodetool(conf, first['jmx_host'], first['jmx_port'])
+    ring_before = set(tool.ring_tokens())
+
+    seen = []       # the ring's state codes at each server's create
+
+    def at_checkpoint(point):
+        if point == 'creating:server':
+            seen.append(sorted(m.code for m in tool.status()))
+    executor.checkpoint_hook = at_checkpoint
+    conf.set_override('concurrent_joins', 2, 'actuator')
+    try:
+        done = executor.run(_action(store, cluster, 'scale', count=3))
+    finally:
+        conf.clear_override('concurrent_joins', 'actuator')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert not done['result'].get('warnings'), done['result']['warnings']
+    # when the second server was created, the first was not UN yet
+    assert len(seen) == 2 and seen[1].count('UN') == 1, seen
+    new = [cloud.get(s) for s in done['result']['servers']]
+    given = [s.metadata[compute.INITIAL_TOKENS].split(',')
+             for s in new]
+    assert [len(t) for t in given] == [16, 16]
+    nodes = _consistent(conf, store, cloud, cluster, 3)
+    ring = tool.ring_tokens()
+    assert len(ring) == 48 and ring_before < set(ring)
+    assert set(ring) - ring_before == {int(t) for t in given[0] + given[1]}
+    assert datacheck.verify(nodes[0]['address'], rows) == ROWS

@@ -278,3 +278,91 @@ def test_cleanup_after_join_when_the_policy_says_so(world):
     assert ring.log == [('cleanup', '10.0.0.1'), ('cleanup', '10.0.0.2'),
                         ('cleanup', '10.0.0.3')]
     assert _marked(store) == [] and 'cleanup' not in done['result']
+
+
+class TokenRing(Ring):
+    """A ring whose nodes hold 16 tokens each; logs status calls among the
+    cloud's creates.
+    """
+
+    def __init__(self, cloud, events):
+        super().__init__(cloud)
+        self.events = events
+
+    def status(self):
+        self.events.append('status')
+        return super().status()
+
+    def ring_tokens(self):
+        return [i * 2 ** 58 for i in range(-32, 32, 2)]
+
+
+class TokenCloud(Cloud):
+    supports_initial_tokens = True
+
+    def __init__(self, events, **kwargs):
+        super().__init__(**kwargs)
+        self.events = events
+
+    def create(self, name, flavor, metadata=None, **kwargs):
+        self.events.append('create')
+        return super().create(name, flavor, metadata, **kwargs)
+
+
+@pytest.fixture
+def token_world(conf, world):
+    store, _cloud, _ring, _executor = world
+    events = []
+    cloud = TokenCloud(events, project='proj-a')
+    ring = TokenRing(cloud, events)
+    executor = executor_mod.ActionExecutor(conf, store, cloud,
+                                           nodetool_factory=ring)
+    _run(store, executor, 'create', count=2, flavor='small')
+    return store, cloud, ring, executor, events
+
+
+def _tokens(server):
+    return [int(t) for t in
+            server.metadata[compute.INITIAL_TOKENS].split(',')]
+
+
+def test_concurrent_joins_create_the_group_together_with_tokens(
+        conf, token_world):
+    store, cloud, ring, executor, events = token_world
+    # the first nodes of a new cluster join one at a time, tokens their own
+    assert all(compute.INITIAL_TOKENS not in s.metadata
+               for s in cloud.servers.values())
+    conf.set_override('concurrent_joins', 2, 'actuator')
+    events.clear()
+    done = _run(store, executor, 'scale_out', count=3, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert not [w for w in done['result'].get('warnings', [])
+                if 'concurrent_joins' in w], done['result']['warnings']
+    # +3 with two at a time: two servers created back to back, joined,
+    # then the third
+    creates = [i for i, e in enumerate(events) if e == 'create']
+    assert len(creates) == 3 and creates[1] == creates[0] + 1
+    assert 'status' in events[creates[1]:creates[2]]
+    given = [_tokens(cloud.servers[s]) for s in ('s3', 's4')]
+    assert [len(t) for t in given] == [16, 16]
+    flat = [t for tokens in given for t in tokens]
+    assert len(set(flat)) == 32
+    assert not set(flat) & set(ring.ring_tokens())
+    # the last one joins alone: Cassandra allocates its tokens
+    assert compute.INITIAL_TOKENS not in cloud.servers['s5'].metadata
+
+
+def test_concurrent_joins_fall_back_to_one_at_a_time(conf, token_world):
+    store, cloud, _ring, executor, events = token_world
+    cloud.supports_initial_tokens = False
+    conf.set_override('concurrent_joins', 3, 'actuator')
+    events.clear()
+    done = _run(store, executor, 'scale_out', count=2, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert done['result']['warnings'] == [
+        'concurrent_joins 3: the fake compute driver cannot give a new node '
+        'its tokens; joining one at a time']
+    creates = [i for i, e in enumerate(events) if e == 'create']
+    assert 'status' in events[creates[0]:creates[1]]
+    assert all(compute.INITIAL_TOKENS not in s.metadata
+               for s in cloud.servers.values())

@@ -15,6 +15,7 @@ The proxies (conn.compute, conn.image, conn.network) are faked; servers,
 flavours and server groups are openstacksdk's own resource objects.
 """
 import base64
+import os
 
 from keystoneauth1 import exceptions as ks_exc
 from openstack.compute.v2 import flavor as sdk_flavor
@@ -587,6 +588,29 @@ def test_user_data_gets_the_cluster_name(driver, conn, nova_conf, tmp_path):
             for c in calls(conn, 'create_server')]
     assert data == ['name: "orders" seeds: ""\n',
                     'name: "elastman-c1" seeds: "10.0.0.1,10.0.0.2"\n']
+
+
+def test_user_data_gets_the_tokens_of_a_concurrent_join(
+        driver, conn, nova_conf, tmp_path):
+    template = tmp_path / 'cloud-init.yaml'
+    template.write_text('seeds: "${seeds}"\n')
+    nova_conf.set_override('user_data_file', str(template), 'nova')
+    assert not driver.supports_initial_tokens    # the template drops them
+    template.write_text('tokens: "${initial_tokens}"\n')
+    assert driver.supports_initial_tokens
+    driver.create('n1', 'm1.tiny', {base.CLUSTER_TAG: 'c1',
+                                    base.INITIAL_TOKENS: '-5,7'})
+    driver.create('n2', 'm1.tiny', {base.CLUSTER_TAG: 'c1'})
+    data = [base64.b64decode(c[2]['user_data']).decode()
+            for c in calls(conn, 'create_server')]
+    assert data == ['tokens: "-5,7"\n', 'tokens: ""\n']
+
+
+def test_the_shipped_user_data_passes_tokens_on(driver, nova_conf):
+    shipped = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                           'etc', 'elastman', 'cassandra-user-data.yaml')
+    nova_conf.set_override('user_data_file', shipped, 'nova')
+    assert driver.supports_initial_tokens and driver.supports_replace
 
 
 def test_check_quota_names_what_is_short(driver, conn):

@@ -121,14 +121,20 @@ def start(conf, guest_dir: str) -> int:
             ',') if s.strip()] or [address]
         heap = max(256, guest['flavor']['memory_mb'] // 2)
         replace = str(settings.get('replace_address') or '').strip()
+        initial = str(settings.get('initial_tokens') or '').strip()
+        extra_yaml = dict(local.MONITORING_YAML)
+        # Cassandra heeds these at the first boot only (kept for later ones)
+        jvm_opts: tuple[str, ...] = ()
+        if replace:
+            jvm_opts += ('-Dcassandra.replace_address_first_boot=' + replace,)
+        if initial:     # a concurrent join (elastman.cassandra.tokens)
+            extra_yaml['initial_token'] = initial
+            jvm_opts += ('-Dcassandra.consistent.rangemovement=false',)
         node = cassandra_node.LocalNode(conf, cassandra_node.NodeSpec(
             name=guest['name'], base_dir=base, address=address,
             jmx_port=JMX_PORT, jmx_address=address, seeds=tuple(seeds),
             cluster_name=str(settings['cluster_name'] or 'Test Cluster'),
-            heap='%dM' % heap, extra_yaml=dict(local.MONITORING_YAML),
-            # Cassandra heeds it at the first boot only (kept for later ones)
-            jvm_opts=(('-Dcassandra.replace_address_first_boot=' + replace,)
-                      if replace else ())))
+            heap='%dM' % heap, extra_yaml=extra_yaml, jvm_opts=jvm_opts))
     if node.is_running():
         return 0
     cpus, period = cpu_limit(guest['flavor'])
