@@ -183,6 +183,20 @@ def _at(record: dict, key: str) -> str:
     return '%.1f' % record[key] if key in record else '-'
 
 
+def report_pair(driver, tool, pair, started, timeout) -> None:
+    """Watch two new servers and print when each joined, or why not."""
+    seen = watch(driver, tool, pair, started, timeout)
+    for server in pair:
+        record = seen[server.id]
+        print('  %s: joining at %s s, UN at %s s, exited at %s s%s' % (
+            server.address, _at(record, 'UJ'), _at(record, 'UN'),
+            _at(record, 'exited'),
+            ('\n    ' + record['why']) if 'why' in record else ''))
+        if 'UN' not in record and 'why' not in record:
+            print('    not UN after %.0f s; its log ends:\n      %s'
+                  % (timeout, '\n      '.join(log_tail(driver, server.id))))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--rows', type=int, default=20000)
@@ -242,13 +256,7 @@ def main() -> int:
             for i in (3, 4)]
         print('two servers created back to back in %.1f s:'
               % (time.monotonic() - started))
-        seen = watch(driver, tool, pair, started, args.timeout)
-        for server in pair:
-            record = seen[server.id]
-            print('  %s: joining at %s s, UN at %s s, exited at %s s%s' % (
-                server.address, _at(record, 'UJ'), _at(record, 'UN'),
-                _at(record, 'exited'),
-                ('\n    ' + record['why']) if 'why' in record else ''))
+        report_pair(driver, tool, pair, started, args.timeout)
 
         throttle(conf, driver, state, args.stream_mbps)
         started = time.monotonic()
@@ -264,17 +272,7 @@ def main() -> int:
                 seeds=[first.address]))
         print('two servers given their tokens, created %.1f s apart:'
               % (time.monotonic() - started))
-        seen = watch(driver, tool, pair, started, args.timeout)
-        for server in pair:
-            record = seen[server.id]
-            print('  %s: joining at %s s, UN at %s s, exited at %s s%s' % (
-                server.address, _at(record, 'UJ'), _at(record, 'UN'),
-                _at(record, 'exited'),
-                ('\n    ' + record['why']) if 'why' in record else ''))
-            if 'UN' not in record and 'why' not in record:
-                print('    not UN after %.0f s; its log ends:\n      %s'
-                      % (args.timeout, '\n      '.join(
-                          log_tail(driver, server.id))))
+        report_pair(driver, tool, pair, started, args.timeout)
         print('ring:')
         for node in tool.status():
             print('  %s %s%s tokens %d owns %s' % (

@@ -119,15 +119,22 @@ def _consistent(conf, store, cloud, cluster, size):
     return nodes
 
 
-def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
+def _new_cluster(conf, store, cloud, name, size, max_size):
+    """A managed cluster of ``size`` local nodes, its executor and nodes."""
     cluster = store.clusters.create(
-        'p', 'crashes', spec={'mode': 'managed', 'flavor': 'small'},
-        policy={'min_size': 3, 'max_size': 4, 'flavors': ['small']})
+        'p', name, spec={'mode': 'managed', 'flavor': 'small'},
+        policy={'min_size': size, 'max_size': max_size,
+                'flavors': ['small']})
     executor = executor_mod.ActionExecutor(conf, store, cloud)
-    done = executor.run(_action(store, cluster, 'create', count=3,
+    done = executor.run(_action(store, cluster, 'create', count=size,
                                 flavor='small'))
     assert done['state'] == 'SUCCEEDED', done['reason']
-    nodes = _consistent(conf, store, cloud, cluster, 3)
+    return cluster, executor, _consistent(conf, store, cloud, cluster, size)
+
+
+def test_actuator_killed_at_every_step(conf, store, cloud, config_file):
+    cluster, executor, nodes = _new_cluster(conf, store, cloud, 'crashes',
+                                            3, 4)
     datacheck.create(nodes[0]['address'])
     rows = datacheck.write(nodes[0]['address'], range(ROWS))
     config = config_file(
@@ -208,14 +215,8 @@ def test_concurrent_joins_bring_nodes_in_together(conf, store, cloud):
     is UN, each with tokens of its own; both join (Cassandra would stop the
     second without them), and every row is still there.
     """
-    cluster = store.clusters.create(
-        'p', 'together', spec={'mode': 'managed', 'flavor': 'small'},
-        policy={'min_size': 1, 'max_size': 3, 'flavors': ['small']})
-    executor = executor_mod.ActionExecutor(conf, store, cloud)
-    done = executor.run(_action(store, cluster, 'create', count=1,
-                                flavor='small'))
-    assert done['state'] == 'SUCCEEDED', done['reason']
-    (first,) = _consistent(conf, store, cloud, cluster, 1)
+    cluster, executor, (first,) = _new_cluster(conf, store, cloud,
+                                               'together', 1, 3)
     datacheck.create(first['address'], replication_factor=1)
     rows = datacheck.write(first['address'], range(ROWS))
     tool = nodetool.Nodetool(conf, first['jmx_host'], first['jmx_port'])
