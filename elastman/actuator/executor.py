@@ -676,8 +676,10 @@ class ActionExecutor:
             try:
                 tool, ring = self._live_ring(action)
                 num_tokens = max(s.tokens for s in ring.values())
-                return tokens_mod.allocate(tool.ring_tokens(), size,
-                                           num_tokens)
+                taken = tool.ring_tokens()
+                if not taken:
+                    raise ValueError('nodetool ring lists no token')
+                return tokens_mod.allocate(taken, size, num_tokens)
             except (exception.ElastmanException, ValueError) as exc:
                 warning = ('concurrent_joins %d: no ring to place tokens '
                            'in (%s); joining one at a time'

@@ -366,3 +366,16 @@ def test_concurrent_joins_fall_back_to_one_at_a_time(conf, token_world):
     assert 'status' in events[creates[0]:creates[1]]
     assert all(compute.INITIAL_TOKENS not in s.metadata
                for s in cloud.servers.values())
+
+
+def test_concurrent_joins_need_the_ring_s_tokens(conf, token_world):
+    store, cloud, ring, executor, _events = token_world
+    ring.ring_tokens = lambda: []        # nodetool ring printed nothing
+    conf.set_override('concurrent_joins', 2, 'actuator')
+    done = _run(store, executor, 'scale_out', count=2, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert done['result']['warnings'] == [
+        'concurrent_joins 2: no ring to place tokens in (nodetool ring lists '
+        'no token); joining one at a time']
+    assert all(compute.INITIAL_TOKENS not in s.metadata
+               for s in cloud.servers.values())
