@@ -195,9 +195,8 @@ class LocalDriver(base.ComputeDriver):
         this one takes over on its first boot) and
         ``elastman_initial_tokens`` (its tokens, comma-separated: it
         bootstraps with them while other nodes may too); the ``seeds``
-        argument wins
-        when not empty. A local server has no image, network or server
-        group: ``request`` is not used.
+        argument wins when not empty. A local server has no image, network
+        or server group: ``request`` is not used.
         """
         spec_flavor = self.flavor(flavor)
         metadata = {str(k): str(v) for k, v in (metadata or {}).items()}
