@@ -21,7 +21,6 @@ the tokens given before it.
 """
 from __future__ import annotations
 
-import bisect
 import heapq
 import ipaddress
 from typing import Iterable
@@ -82,7 +81,6 @@ def allocate(ring: Iterable[int], nodes: int, num_tokens: int
             half = length // 2
             token = _wrap(start + half)
             mine.append(token)
-            bisect.insort(taken, token)
             heapq.heappush(heap, (-half, start))
             heapq.heappush(heap, (-(length - half), token))
         out.append(sorted(mine))
