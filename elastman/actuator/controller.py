@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime
 import time
 from typing import Any
+import uuid
 
 from oslo_log import log as logging
 
@@ -38,6 +39,7 @@ from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
 from elastman.common import exception
 from elastman.common import timestamps
+from elastman.store import actions as actions_store
 from elastman.store import model_state
 
 LOG = logging.getLogger(__name__)
@@ -169,7 +171,26 @@ class Controller:
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')),
             in_warning_band=in_band, last_action_kind=last_kind,
-            healing=healing)
+            healing=healing, growing=self._growing(unfinished, serving))
+
+    @staticmethod
+    def _growing(unfinished: list[dict],
+                 serving: list[dict]) -> decision_mod.Growing | None:
+        """The action in flight when it is a scale-out that still creates
+        its servers, with how many of them do not serve yet.
+        """
+        if len(unfinished) != 1:
+            return None
+        action = unfinished[0]
+        if action['kind'] != 'scale_out' or \
+                action['step'] not in actions_store.GROWABLE_STEPS:
+            return None
+        params, result = action.get('params') or {}, action.get('result') or {}
+        up = {n['node_id'] for n in serving}
+        joined = sum(1 for s in result.get('servers') or [] if s in up)
+        adding = int(params.get('count', 0)) - int(result.get('declined', 0)) - joined
+        return decision_mod.Growing(str(action['id']), params.get('flavor') or '',
+                                    max(0, adding))
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,
                 recent: dict[str, list[dict]],
@@ -335,9 +356,13 @@ class Controller:
 
     def action_for(self, cluster: dict,
                    result: decision_mod.Decision) -> dict | None:
-        """Journal the action a decision calls for (None if it does not)."""
+        """Journal the action a decision calls for (None if it does not); a
+        top-up is written into the scale-out in flight, which is returned.
+        """
         if not result.acts:
             return None
+        if result.top_up_of:
+            return self._top_up(cluster, result)
         if result.kind == decision_mod.SCALE_OUT:
             params = {'flavor': result.flavor, 'count': result.count}
         else:
@@ -346,3 +371,22 @@ class Controller:
         params['trigger'] = result.trigger
         return self.store.actions.create(cluster['id'], result.kind, params,
                                          step='requested')
+
+    def _top_up(self, cluster: dict,
+                result: decision_mod.Decision) -> dict | None:
+        """Add a top-up's servers to the scale-out in flight; when that
+        action has moved on (it no longer creates servers), the decision is
+        recorded again as no action.
+        """
+        action = self.store.actions.top_up(
+            cluster['id'], uuid.UUID(result.top_up_of), result.count,
+            {'count': result.count, 'decided_at': result.at,
+             'trigger': result.trigger})
+        if action is None:
+            result.kind, result.blocked_by = decision_mod.NONE, 'in_flight'
+            result.reason = ('no action: the scale-out in flight stopped '
+                             'creating servers before its top-up landed; '
+                             'wanted: %s' % result.reason)
+            self._record(cluster['id'], result)
+        LOG.info('cluster %s: %s', cluster['id'], result.reason)
+        return action

@@ -108,6 +108,17 @@ class NodeInfo:
 
 
 @dataclasses.dataclass
+class Growing:
+    """A scale-out in flight that can still take more servers: it has not
+    finished creating them.
+    """
+
+    action_id: str
+    flavor: str
+    adding: int          # its servers that do not serve yet (to create or joining)
+
+
+@dataclasses.dataclass
 class ClusterState:
     """What the decision needs to know about the cluster besides capacities.
 
@@ -118,7 +129,8 @@ class ClusterState:
     SLO (:mod:`elastman.actuator.guard`): while there is one, no scale-in.
     ``healing`` counts dead nodes the healer will replace (they are not in
     ``nodes``, but they count towards the floor, so that a replacement is
-    not doubled by a repair scale-out).
+    not doubled by a repair scale-out). ``growing`` is the action in flight
+    when it is a scale-out the guard may top up (:class:`Growing`).
     """
 
     nodes: list[NodeInfo]
@@ -128,6 +140,7 @@ class ClusterState:
     in_warning_band: list[str] = dataclasses.field(default_factory=list)
     last_action_kind: str | None = None
     healing: int = 0
+    growing: Growing | None = None
 
     @property
     def size(self) -> int:
@@ -179,6 +192,8 @@ class Decision:
     reason: str
     at: float
     trigger: str = 'plan'      # 'plan' (control period) or 'guard' (latency)
+    #: the scale-out in flight this one adds its ``count`` servers to
+    top_up_of: str | None = None
     flavor: str | None = None
     count: int = 0
     remove_nodes: list[str] = dataclasses.field(default_factory=list)

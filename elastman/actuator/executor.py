@@ -285,10 +285,12 @@ class ActionExecutor:
 
     # -- journal ---------------------------------------------------------------
     def _advance(self, action: dict, step: str, result: dict,
-                 state: str = 'RUNNING', reason: str | None = None) -> str:
+                 state: str = 'RUNNING', reason: str | None = None,
+                 expected_params: dict | None = None) -> str:
         self.store.actions.advance(action['cluster_id'], action['id'], step,
                                    state=state, expected_step=action['step'],
-                                   result=result, reason=reason)
+                                   result=result, reason=reason,
+                                   expected_params=expected_params)
         LOG.info('action %s (%s of cluster %s): %s -> %s', action['id'],
                  action['kind'], action['cluster_id'], action['step'], step)
         action['step'], action['state'] = step, state
@@ -393,7 +395,8 @@ class ActionExecutor:
             # joins take (the planning horizon)
             result.setdefault('started_at', _started_at(action))
             self._create(action, result)
-            self._advance(action, 'joining', result)
+            while not self._leave_creating(action, result):
+                self._create(action, result)
         if action['step'] == 'joining':
             self._wait_joined(action, result['servers'])
             result.setdefault('joined_at', time.time())
@@ -623,6 +626,7 @@ class ActionExecutor:
             self._wait_joined(action, [s.id for s in servers])
         spec = cluster.get('spec') or {}
         request = compute.ServerRequest.from_spec(spec)
+        self._take_top_up(action, result)
         while len(servers) < plan['add']:
             group = self._join_group(action, result,
                                      plan['add'] - len(servers))
@@ -652,6 +656,52 @@ class ActionExecutor:
             for server in created:
                 self._register(action, plan, server)
             self._wait_joined(action, [s.id for s in created])
+            self._take_top_up(action, result)
+
+    def _take_top_up(self, action: dict, result: dict) -> bool:
+        """Read the action's parameters again and take in a top-up the guard
+        wrote into them (:meth:`ActionRepository.top_up`): the plan's
+        ``add`` grows to the new count. A top-up the cloud's quota cannot
+        hold is declined with a warning in the result (the servers already
+        asked for go on). True when the plan grew.
+        """
+        if action['kind'] != 'scale_out':
+            return False
+        params = self.store.actions.get(action['cluster_id'],
+                                        action['id'])['params'] or {}
+        action['params'] = params
+        plan = result['plan']
+        extra = int(params.get('count', plan['add'])) - plan['add'] \
+            - int(result.get('declined', 0))
+        if extra <= 0:
+            return False
+        try:
+            self._cloud(action).check_quota(plan['flavor'], extra)
+        except exception.ElastmanException as exc:
+            result['declined'] = int(result.get('declined', 0)) + extra
+            result.setdefault('warnings', []).append(
+                'top-up of %d server(s) declined: %s' % (extra, exc))
+            LOG.warning('action %s: top-up of %d declined: %s', action['id'],
+                        extra, exc)
+            return False
+        plan['add'] += extra
+        LOG.info('action %s: topped up by %d to %d server(s)', action['id'],
+                 extra, plan['add'])
+        return True
+
+    def _leave_creating(self, action: dict, result: dict) -> bool:
+        """Advance to ``joining`` if no top-up came since the parameters were
+        last read; False (the plan has grown) when one did.
+        """
+        expected = action.get('params') if action['kind'] == 'scale_out' \
+            else None
+        try:
+            self._advance(action, 'joining', result, expected_params=expected)
+        except exception.Conflict:
+            if expected is None or not self._take_top_up(action, result):
+                raise
+            return False
+        return True
 
     def _join_group(self, action: dict, result: dict,
                     remaining: int) -> list[list[int] | None]:

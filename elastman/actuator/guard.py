@@ -36,7 +36,10 @@ hot VMs of a large cluster: growing it by a tenth would lower their load by
 a tenth, and the cluster's clients see no violation). A cool-down does
 not stop it while the latency keeps rising, nor once the newest round was
 measured a whole interval after the last action ended; an action in flight
-does (one action per cluster at a time). While any VM is in the band, the
+does (one action per cluster at a time), with one exception: a red round
+during a scale-out that is still creating its servers (``guard_top_up``)
+adds to that action what its step lacks beyond the servers the action still
+adds (a top-up; with a step no larger, nothing). While any VM is in the band, the
 planning loop does not scale in; a scale-out it decides in a red round adds
 at least the guard's step (:func:`red_step`), as the action slot it takes is
 the guard's too.
@@ -164,7 +167,10 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
                      inputs=dict(inputs or {}, guard=a.to_dict()))
     a.decision = d
     if cluster.action_in_flight:
-        _blocked(d, 'guard: %s, but an action is in flight' % why, 'in_flight')
+        if a.colour == RED and cluster.growing is not None and policy.guard_top_up:
+            _top_up(policy, cluster, estimates, a, d, why)
+        else:
+            _blocked(d, 'guard: %s, but an action is in flight' % why, 'in_flight')
         return a
     cooling = (cluster.last_action_at is not None
                and now - cluster.last_action_at < policy.cooldown_s)
@@ -193,6 +199,36 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
         d.reason += '; during the cool-down, as the latency rises (%.2f of the SLO%s)' % (
             a.level, '' if last_level is None else ', %.2f at the last action' % last_level)
     return a
+
+
+def _top_up(policy: ScalingPolicy, cluster: dec.ClusterState,
+            estimates: Mapping[str, Any], a: Assessment, d: dec.Decision,
+            why: str) -> None:
+    """Size a red round's step against the scale-out in flight: what the
+    step lacks beyond the servers that action still adds is added to it.
+    """
+    growing = cluster.growing
+    assert growing is not None
+    count, how = _step(policy, cluster, estimates, a)
+    lacking = count - growing.adding
+    room = policy.max_size - cluster.size - growing.adding
+    if lacking <= 0:
+        _blocked(d, 'guard: %s, but the scale-out in flight already adds %d '
+                 '(the step is %d: %s)' % (why, growing.adding, count, how),
+                 'in_flight')
+        return
+    if room <= 0:
+        _blocked(d, 'guard: %s; the scale-out in flight adds %d, a top-up is '
+                 'clamped by max_size=%d' % (why, growing.adding, policy.max_size),
+                 'max_size')
+        return
+    d.kind, d.flavor, d.count = dec.SCALE_OUT, growing.flavor, min(lacking, room)
+    d.top_up_of = growing.action_id
+    d.reason = ('guard: top up the scale-out in flight by %d of %s: %s; %s; '
+                'it adds %d, the step is %d'
+                % (d.count, growing.flavor, why, how, growing.adding, count))
+    if d.count < lacking:
+        d.reason += '; clamped from %d by max_size=%d' % (lacking, policy.max_size)
 
 
 def _why(policy: ScalingPolicy, a: Assessment) -> str:

@@ -146,6 +146,7 @@ class ActuatorManager(sharing.SharedManager):
                 self.lease_ttl):
             return
         if self._busy(cluster_id):
+            self._top_up(cluster, now)
             return
         unfinished = sorted(self.store.actions.unfinished(cluster['id']),
                             key=lambda a: a['created_at'])
@@ -191,6 +192,20 @@ class ActuatorManager(sharing.SharedManager):
             return None
         self._guarded[cluster_id] = newest
         return self.controller.guard(cluster, now)
+
+    def _top_up(self, cluster: dict, now: float) -> None:
+        """While an action runs, the guard still reads each new monitor
+        round: a red one may top up a scale-out that is still creating its
+        servers (the running executor takes the top-up in).
+        """
+        policy = self.controller.policy_of(cluster)
+        if not policy.guard_top_up:
+            return
+        result = self._guard(cluster, policy, now)
+        if result is None or not result.acts or not result.top_up_of:
+            return
+        self._amend(cluster, result, None)
+        self.controller.action_for(cluster, result)
 
     def _heal(self, cluster: dict, policy: policy_mod.ScalingPolicy,
               now: float) -> decision_mod.Decision | None:

@@ -143,6 +143,10 @@ class ScalingPolicy:
     guard_step: float = _field(0.1, _number(0, 10, lo_open=True),
                                'the guard\'s step, as a fraction of the cluster, '
                                'where the model has no boundary')
+    guard_top_up: bool = _field(True, {'type': 'boolean'},
+                                'while a scale-out still creates its servers, '
+                                'a round above the SLO adds to it what the '
+                                'guard\'s step says it lacks')
     cooldown_s: float = _field(300.0, _SECONDS,
                                'seconds after an action before the next one')
     warmup_s: float = _field(2400.0, _SECONDS,

@@ -411,7 +411,21 @@ class Elastman(Policy):
                  for n, f, s, i in zip(ids, flavors, slots, interf)]
         return dec.ClusterState(nodes, sim.in_flight, sim.last_action_done,
                                 self.started_at, in_warning_band=in_band,
-                                last_action_kind=sim.actions[-1].kind if sim.actions else None)
+                                last_action_kind=sim.actions[-1].kind if sim.actions else None,
+                                growing=self._growing(sim))
+
+    @staticmethod
+    def _growing(sim: SimCluster) -> dec.Growing | None:
+        """The scale-out in flight while it still has VMs to bring in, as
+        the actuator sees an action still creating its servers.
+        """
+        if not (sim.in_flight and sim.actions and sim.actions[-1].kind == 'scale_out'):
+            return None
+        adding = sim.count(JOINING)
+        if not adding:
+            return None
+        return dec.Growing('sim-%d' % (len(sim.actions) - 1),
+                           sim.actions[-1].flavor or sim.flavors[0].name, adding)
 
     def control(self, sim):
         self._pick_probes(sim)

@@ -24,6 +24,9 @@ from elastman.common import exception
 from elastman.store import base
 
 TERMINAL_STATES = frozenset({'SUCCEEDED', 'FAILED', 'ROLLED_BACK'})
+#: Steps at which a scale-out still takes more servers (a top-up): the
+#: executor reads its count again before each server it creates.
+GROWABLE_STEPS = ('requested', 'planned', 'creating')
 
 
 def _decode(row: dict | None) -> dict | None:
@@ -57,9 +60,11 @@ class ActionRepository(base.Repository):
     def advance(self, cluster_id: uuid.UUID, action_id: uuid.UUID,
                 step: str, state: str = 'RUNNING',
                 expected_step: str | None = None,
-                result: dict | None = None, reason: str | None = None) -> None:
+                result: dict | None = None, reason: str | None = None,
+                expected_params: dict | None = None) -> None:
         """Record the next step; with ``expected_step`` only if the journal
-        still shows that step (a lightweight transaction).
+        still shows that step, and with ``expected_params`` only if the
+        action's parameters are still those (a lightweight transaction).
         """
         cql = ('UPDATE actions SET step = ?, state = ?, result = ?, '
                'reason = ?, updated_at = ? WHERE cluster_id = ? AND id = ?')
@@ -67,10 +72,43 @@ class ActionRepository(base.Repository):
                   cluster_id, action_id)
         if expected_step is None:
             self._execute(cql, params)
-        elif not self._applied(cql + ' IF step = ?', params + (expected_step,)):
+            return
+        cql += ' IF step = ?'
+        params += (expected_step,)
+        if expected_params is not None:
+            cql += ' AND params = ?'
+            params += (base.dumps(expected_params),)
+        if not self._applied(cql, params):
             raise exception.Conflict(
-                reason='action %s is no longer at step %s' % (action_id,
-                                                              expected_step))
+                reason='action %s is no longer at step %s%s' % (
+                    action_id, expected_step,
+                    '' if expected_params is None else
+                    ' with the parameters it was read with'))
+
+    def top_up(self, cluster_id: uuid.UUID, action_id: uuid.UUID, count: int,
+               record: dict) -> dict | None:
+        """Add ``count`` servers to a scale-out still at one of
+        :data:`GROWABLE_STEPS`: its ``count`` grows and ``top_ups`` lists
+        ``record`` (a lightweight transaction on the step and parameters
+        read, so that the executor, which leaves ``creating`` only with the
+        parameters it last read, cannot miss it). The action as updated;
+        None when it had moved on.
+        """
+        action = self.get(cluster_id, action_id)
+        if action['kind'] != 'scale_out' or action['state'] in TERMINAL_STATES \
+                or action['step'] not in GROWABLE_STEPS:
+            return None
+        before = action['params'] or {}
+        after = dict(before, count=int(before['count']) + int(count),
+                     top_ups=list(before.get('top_ups') or []) + [record])
+        if not self._applied(
+                'UPDATE actions SET params = ?, updated_at = ? WHERE '
+                'cluster_id = ? AND id = ? IF step = ? AND params = ?',
+                (base.dumps(after), timeutils.utcnow(), cluster_id, action_id,
+                 action['step'], base.dumps(before))):
+            return None
+        action['params'] = after
+        return action
 
     def list(self, cluster_id: uuid.UUID, limit: int = 100,
              marker: str | None = None) -> base.Page:

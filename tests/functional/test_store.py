@@ -175,6 +175,35 @@ def test_action_journal(store):
         'reason': 'cooling down'}
 
 
+def test_a_top_up_and_the_step_out_of_creating_exclude_each_other(store):
+    """Both are lightweight transactions on the action's row: the executor
+    leaves ``creating`` only with the parameters it last read, so a top-up
+    written after that read fails its step, and a top-up after the step is
+    refused.
+    """
+    cid = uuid.uuid4()
+    action = store.actions.create(cid, 'scale_out',
+                                  {'count': 2, 'flavor': 'm1', 'decided_at': 1.5},
+                                  step='creating')
+    read = store.actions.get(cid, action['id'])['params']
+    grown = store.actions.top_up(cid, action['id'], 3, {'count': 3, 'at': 2.5})
+    assert grown['params'] == dict(read, count=5,
+                                   top_ups=[{'count': 3, 'at': 2.5}])
+    with pytest.raises(exception.Conflict):
+        store.actions.advance(cid, action['id'], 'joining',
+                              expected_step='creating', expected_params=read)
+    again = store.actions.get(cid, action['id'])
+    assert (again['step'], again['params']['count']) == ('creating', 5)
+    store.actions.advance(cid, action['id'], 'joining',
+                          expected_step='creating',
+                          expected_params=again['params'])
+    assert store.actions.top_up(cid, action['id'], 1, {'count': 1}) is None
+    assert store.actions.get(cid, action['id'])['params']['count'] == 5
+    other = store.actions.create(cid, 'scale_in', {'nodes': ['n1']},
+                                 step='requested')
+    assert store.actions.top_up(cid, other['id'], 1, {'count': 1}) is None
+
+
 def test_leases_are_exclusive(store):
     assert store.leases.acquire('cluster-x', 'host-a', ttl=30)
     assert not store.leases.acquire('cluster-x', 'host-b', ttl=30)

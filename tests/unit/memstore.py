@@ -119,12 +119,28 @@ class Actions:
         return copy.deepcopy(self.rows[action_id])
 
     def advance(self, cluster_id, action_id, step, state='RUNNING',
-                expected_step=None, result=None, reason=None):
+                expected_step=None, result=None, reason=None,
+                expected_params=None):
         row = self.rows[action_id]
-        if expected_step is not None and row['step'] != expected_step:
+        if expected_step is not None and (
+                row['step'] != expected_step
+                or expected_params is not None
+                and row['params'] != expected_params):
             raise exception.Conflict(reason='action moved on')
         row.update(step=step, state=state, result=copy.deepcopy(result),
                    reason=reason, updated_at=_now())
+
+    def top_up(self, cluster_id, action_id, count, record):
+        row = self.rows[action_id]
+        if row['kind'] != 'scale_out' or row['state'] in (
+                'SUCCEEDED', 'FAILED', 'ROLLED_BACK') or row['step'] not in (
+                'requested', 'planned', 'creating'):
+            return None
+        params = row['params']
+        row['params'] = dict(params, count=params['count'] + count,
+                             top_ups=list(params.get('top_ups') or [])
+                             + [record])
+        return self.get(cluster_id, action_id)
 
     def list(self, cluster_id, limit=100, marker=None):
         rows = sorted((r for r in self.rows.values()

@@ -111,3 +111,60 @@ def test_the_planning_loop_gets_the_guards_step_in_a_red_round(
     controller_mod.Controller(conf, Store(cluster_p99)).decide(cluster, now=NOW,
                                                                record=False)
     assert [s[0] for s in seen_steps] == [step]
+
+
+class GrowingStore(Store):
+    """A scale-out of one server is still creating it (node n4, JOINING);
+    ``top_up`` answers as the journal would: the action, or None when it
+    moved on.
+    """
+
+    ACTION = {'id': '5c7a7e86-0b7e-11f1-8b1e-0242ac120002', 'kind': 'scale_out',
+              'state': 'RUNNING', 'step': 'creating',
+              'params': {'count': 1, 'flavor': 'm2'},
+              'result': {'servers': ['n4']}}
+
+    def __init__(self, cluster_p99, moved_on=False):
+        super().__init__(cluster_p99)
+        self.moved_on = moved_on
+        self.top_ups, self.recorded = [], []
+
+    def unfinished(self, cluster_id):
+        return [dict(self.ACTION)]
+
+    def top_up(self, cluster_id, action_id, count, record):
+        self.top_ups.append((str(action_id), count, record['trigger']))
+        return None if self.moved_on else dict(self.ACTION)
+
+    def record_decision(self, cluster_id, ts, action, record):
+        self.recorded.append((action, record['blocked_by']))
+
+
+def _top_up(conf, moved_on=False):
+    store = GrowingStore([50.0, 20.0, 20.0], moved_on)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'guard_step': 1.0, 'slo_threshold_ms': 35.0,
+                          'slo_metric': 'read_with_queue_p99_ms'}}
+    controller = controller_mod.Controller(conf, store)
+    d = controller.guard(cluster, now=NOW, record=False)
+    return store, d, controller.action_for(cluster, d)
+
+
+def test_a_red_round_tops_up_the_scale_out_still_creating(conf):
+    store, d, action = _top_up(conf)
+    # the step is the whole cluster (guard_step 1.0 of 3 VMs, no model):
+    # 3, of which the action in flight adds 1
+    assert (d.kind, d.count, d.flavor) == ('scale_out', 2, 'm2')
+    assert d.top_up_of == GrowingStore.ACTION['id']
+    assert store.top_ups == [(GrowingStore.ACTION['id'], 2, 'guard')]
+    assert action['id'] == GrowingStore.ACTION['id'] and store.recorded == []
+
+
+def test_a_top_up_the_action_outran_is_recorded_as_no_action(conf):
+    store, d, action = _top_up(conf, moved_on=True)
+    assert action is None
+    assert (d.kind, d.blocked_by) == ('none', 'in_flight')
+    assert d.reason.startswith('no action: the scale-out in flight stopped '
+                               'creating servers before its top-up landed')
+    assert store.recorded == [('none', 'in_flight')]

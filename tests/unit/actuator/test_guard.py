@@ -151,6 +151,50 @@ def test_an_action_in_flight_blocks_the_guard():
     assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
 
 
+def growing(adding):
+    return state(action_in_flight=True,
+                 growing=dec.Growing('a1', 'm2', adding))
+
+
+def test_a_red_round_tops_up_a_growing_scale_out_by_what_its_step_lacks():
+    # 10 VMs, guard_step 0.5: the step is 5; the scale-out adds 2 more
+    a = guard.evaluate(policy(guard_step=0.5), growing(2), [rnd([40, 40])], {}, NOW)
+    d = a.decision
+    assert (d.kind, d.count, d.flavor, d.top_up_of, d.trigger) == (
+        dec.SCALE_OUT, 3, 'm2', 'a1', 'guard')
+    assert 'top up the scale-out in flight by 3 of m2' in d.reason
+    assert 'it adds 2, the step is 5' in d.reason
+
+
+def test_no_top_up_when_the_scale_out_already_adds_the_step():
+    a = guard.evaluate(policy(guard_step=0.5), growing(5), [rnd([40, 40])], {}, NOW)
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+    assert 'already adds 5 (the step is 5' in a.decision.reason
+
+
+def test_only_a_red_round_tops_up():
+    a = guard.evaluate(policy(guard_step=0.5), growing(0),
+                       [rnd([30, 30]), rnd([30, 30])], {}, NOW)
+    assert a.colour == 'yellow'
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+
+
+def test_guard_top_up_off_leaves_the_scale_out_as_it_is():
+    a = guard.evaluate(policy(guard_step=0.5, guard_top_up=False), growing(0),
+                       [rnd([40, 40])], {}, NOW)
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+
+
+def test_a_top_up_counts_the_servers_in_flight_against_max_size():
+    a = guard.evaluate(policy(guard_step=0.5, max_size=13), growing(2),
+                       [rnd([40, 40])], {}, NOW)
+    assert (a.decision.kind, a.decision.count) == (dec.SCALE_OUT, 1)
+    assert 'clamped from 3 by max_size=13' in a.decision.reason
+    a = guard.evaluate(policy(guard_step=0.5, max_size=12), growing(2),
+                       [rnd([40, 40])], {}, NOW)
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'max_size')
+
+
 def test_the_cool_down_yields_to_a_rising_latency():
     cooling = state(last_action_at=NOW - 60)
     rounds = [rnd([40, 45])]

@@ -179,3 +179,37 @@ def test_elastman_variants_and_their_options():
         assert act.add == 1 and act.defer_cleanup is deferred
     assert 'elastman-paper' not in pol.ALL
     assert [p.name for p in pol.make()] == list(pol.ALL)
+
+
+@pytest.mark.parametrize('top_up', [True, False])
+def test_the_guard_tops_up_a_scale_out_still_joining(top_up):
+    """The simulated service sees a scale-out as the actuator sees one still
+    creating its servers: a red round adds to it what the guard's step
+    lacks (``guard_top_up``), through the guard's own code.
+    """
+    from elastman.actuator import guard
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=10)
+    el = pol.Elastman(options={'guard_step': 0.5, 'guard_top_up': top_up})
+    el.start(c)
+    c.step()
+    act = el._act(c, dec.Decision(kind=dec.SCALE_OUT, reason='', at=c.t,
+                                  size=10, count=1, flavor='m1.medium'))
+    c.apply(act)
+    growing = el._growing(c)
+    assert (growing.adding, growing.flavor) == (1, 'm1.medium')
+    c.step()
+    slots = c.serving_slots()
+    red = 2 * c.cfg.slo_ms
+    el.rounds.appendleft(guard.Round(c.t, {str(int(k)): red for k in c.ordinal[slots]},
+                                     red))
+    act = el.control(c)
+    if not top_up:
+        assert act is None
+        return
+    assert act.add >= 4 and 'top up the scale-out in flight' in act.reason
+    c.apply(act)
+    assert el._growing(c).adding == 1 + act.add
+    while c.count(sm.JOINING):
+        c.step()
+    assert el._growing(c) is None and c.count(sm.SERVING) == 11 + act.add

@@ -1,0 +1,79 @@
+#    Licensed under the Apache License, Version 2.0 (the "License"); you may
+#    not use this file except in compliance with the License. You may obtain
+#    a copy of the License at
+#
+#         http://www.apache.org/licenses/LICENSE-2.0
+#
+#    Unless required by applicable law or agreed to in writing, software
+#    distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+#    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+#    License for the specific language governing permissions and limitations
+#    under the License.
+"""While a cluster's action runs, the actuator still runs the guard on each
+new monitor round, and only a top-up of the running scale-out comes of it.
+"""
+import pytest
+
+from elastman.actuator import decision as dec
+from elastman.actuator import manager as manager_mod
+from elastman.common import config
+from tests.unit.actuator import test_manager_reconcile
+
+
+class FakeStore(test_manager_reconcile.FakeStore):
+    def list(self, cluster_id, limit=None):
+        return []             # no node, no past action (no back-off)
+
+
+@pytest.fixture
+def manager(monkeypatch):
+    conf = config.CONF
+    conf([], project='elastman', default_config_files=[])
+    mgr = manager_mod.ActuatorManager(conf, FakeStore([]))
+    calls = {'guard': [], 'action_for': [], 'decide': []}
+    rounds = iter(range(1, 100))
+    monkeypatch.setattr(mgr, '_busy', lambda cluster_id: True)
+    monkeypatch.setattr(mgr.controller, 'newest_sample_at',
+                        lambda cluster: next(rounds))
+    monkeypatch.setattr(mgr.controller, 'decide',
+                        lambda cluster, now, record=True:
+                        calls['decide'].append(now))
+    monkeypatch.setattr(mgr.controller, 'action_for',
+                        lambda cluster, result:
+                        calls['action_for'].append(result))
+    return mgr, calls, monkeypatch
+
+
+def _guard_says(mgr, calls, monkeypatch, decision):
+    def guard(cluster, now):
+        calls['guard'].append(now)
+        return decision
+    monkeypatch.setattr(mgr.controller, 'guard', guard)
+
+
+def test_a_running_scale_out_is_topped_up(manager):
+    mgr, calls, monkeypatch = manager
+    top_up = dec.Decision(kind=dec.SCALE_OUT, reason='guard: top up', at=10.0,
+                          trigger='guard', flavor='m1', count=2,
+                          top_up_of='a1')
+    _guard_says(mgr, calls, monkeypatch, top_up)
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
+    assert calls['guard'] == [10.0] and calls['action_for'] == [top_up]
+    assert calls['decide'] == []              # no planning while busy
+
+
+def test_only_a_top_up_acts_while_busy(manager):
+    mgr, calls, monkeypatch = manager
+    blocked = dec.Decision(kind=dec.NONE, reason='no action: in flight',
+                           at=10.0, trigger='guard', blocked_by='in_flight')
+    _guard_says(mgr, calls, monkeypatch, blocked)
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
+    assert calls['guard'] == [10.0] and calls['action_for'] == []
+
+
+def test_guard_top_up_off_keeps_the_guard_quiet_while_busy(manager):
+    mgr, calls, monkeypatch = manager
+    _guard_says(mgr, calls, monkeypatch, None)
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING',
+                        'policy': {'guard_top_up': False}}, now=10.0)
+    assert calls['guard'] == [] and calls['action_for'] == []
