@@ -691,15 +691,18 @@ class ActionExecutor:
 
     def _leave_creating(self, action: dict, result: dict) -> bool:
         """Advance to ``joining`` if no top-up came since the parameters were
-        last read; False (the plan has grown) when one did.
+        last read; False when one did (taken in, or declined).
         """
         expected = action.get('params') if action['kind'] == 'scale_out' \
             else None
         try:
             self._advance(action, 'joining', result, expected_params=expected)
         except exception.Conflict:
-            if expected is None or not self._take_top_up(action, result):
+            if expected is None:
                 raise
+            self._take_top_up(action, result)
+            if action['params'] == expected:
+                raise         # not a top-up: the step itself moved on
             return False
         return True
 

@@ -123,3 +123,22 @@ def test_a_top_up_beyond_the_quota_is_declined_and_the_rest_goes_on(world):
     assert done['result']['declined'] == 2
     assert any('top-up of 2 server(s) declined' in w and 'Quota' in w
                for w in done['result']['warnings'])
+
+
+def test_a_late_top_up_beyond_the_quota_does_not_fail_the_scale_out(
+        world, monkeypatch):
+    store, cloud, executor = world
+    action = _scale_out(store, 1)
+    advance = store.actions.advance
+    written = []
+
+    def racing_advance(cluster_id, action_id, step, **kwargs):
+        if step == 'joining' and not written:
+            cloud.quota_left = 0
+            written.append(store.actions.top_up('c1', action_id, 1, TOP_UP))
+        return advance(cluster_id, action_id, step, **kwargs)
+
+    monkeypatch.setattr(store.actions, 'advance', racing_advance)
+    done = executor.run(action)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert len(cloud.created) == 2 and done['result']['declined'] == 1
