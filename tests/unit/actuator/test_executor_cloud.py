@@ -103,11 +103,12 @@ SPEC = {'mode': 'managed', 'flavor': 'small', 'image': 'img-1',
         'trust_id': 'trust-1'}
 
 
-@pytest.fixture
-def world(conf):
+def make_world(conf, cloud):
+    """A store with cluster c1 (CREATING, no node), ``cloud``, a ring of
+    its servers and an executor on them.
+    """
     conf.set_override('join_timeout', 5, 'actuator')
     store = memstore.MemStore()
-    cloud = Cloud(project='proj-a')
     store.clusters.rows['c1'] = {'id': 'c1', 'name': 'shop',
                                  'project_id': 'proj-a', 'state': 'CREATING',
                                  'spec': dict(SPEC), 'policy': {}}
@@ -115,6 +116,11 @@ def world(conf):
     executor = executor_mod.ActionExecutor(conf, store, cloud,
                                            nodetool_factory=ring)
     return store, cloud, ring, executor
+
+
+@pytest.fixture
+def world(conf):
+    return make_world(conf, Cloud(project='proj-a'))
 
 
 def _run(store, executor, kind, **params):

@@ -13,11 +13,8 @@
 guard wrote into the action (in-memory store, driver and nodetool)."""
 import pytest
 
-from elastman.actuator import executor as executor_mod
 from tests.unit.actuator.test_executor_cloud import Cloud
-from tests.unit.actuator.test_executor_cloud import Ring
-from tests.unit.actuator.test_executor_cloud import SPEC
-from tests.unit import memstore
+from tests.unit.actuator.test_executor_cloud import make_world
 
 TOP_UP = {'count': 1, 'decided_at': 0.0, 'trigger': 'guard'}
 
@@ -36,14 +33,8 @@ class ToppingCloud(Cloud):
 
 @pytest.fixture
 def world(conf):
-    conf.set_override('join_timeout', 5, 'actuator')
-    store = memstore.MemStore()
-    cloud = ToppingCloud(project='proj-a')
-    store.clusters.rows['c1'] = {'id': 'c1', 'name': 'shop',
-                                 'project_id': 'proj-a', 'state': 'CREATING',
-                                 'spec': dict(SPEC), 'policy': {}}
-    executor = executor_mod.ActionExecutor(conf, store, cloud,
-                                           nodetool_factory=Ring(cloud))
+    store, cloud, _ring, executor = make_world(
+        conf, ToppingCloud(project='proj-a'))
     done = executor.run(store.actions.create('c1', 'create', {'count': 1}))
     assert done['state'] == 'SUCCEEDED', done['reason']
     return store, cloud, executor
@@ -53,6 +44,24 @@ def _scale_out(store, count):
     return store.actions.create('c1', 'scale_out',
                                 {'count': count, 'flavor': 'small'},
                                 step='requested')
+
+
+def _top_up_on_leaving_creating(store, monkeypatch, count):
+    """Write a top-up of ``count`` right before the executor's first step
+    out of ``creating`` (after its last read of the parameters); the
+    top-ups' answers.
+    """
+    advance = store.actions.advance
+    written = []
+
+    def racing_advance(cluster_id, action_id, step, **kwargs):
+        if step == 'joining' and not written:
+            written.append(store.actions.top_up('c1', action_id, count,
+                                                TOP_UP))
+        return advance(cluster_id, action_id, step, **kwargs)
+
+    monkeypatch.setattr(store.actions, 'advance', racing_advance)
+    return written
 
 
 def test_a_top_up_written_while_creating_adds_its_servers(world):
@@ -81,15 +90,7 @@ def test_a_top_up_just_before_creating_ends_is_not_lost(world, monkeypatch):
     """
     store, cloud, executor = world
     action = _scale_out(store, 1)
-    advance = store.actions.advance
-    written = []
-
-    def racing_advance(cluster_id, action_id, step, **kwargs):
-        if step == 'joining' and not written:
-            written.append(store.actions.top_up('c1', action_id, 2, TOP_UP))
-        return advance(cluster_id, action_id, step, **kwargs)
-
-    monkeypatch.setattr(store.actions, 'advance', racing_advance)
+    written = _top_up_on_leaving_creating(store, monkeypatch, 2)
     done = executor.run(action)
     assert written and written[0] is not None
     assert done['state'] == 'SUCCEEDED', done['reason']
@@ -129,16 +130,8 @@ def test_a_late_top_up_beyond_the_quota_does_not_fail_the_scale_out(
         world, monkeypatch):
     store, cloud, executor = world
     action = _scale_out(store, 1)
-    advance = store.actions.advance
-    written = []
-
-    def racing_advance(cluster_id, action_id, step, **kwargs):
-        if step == 'joining' and not written:
-            cloud.quota_left = 0
-            written.append(store.actions.top_up('c1', action_id, 1, TOP_UP))
-        return advance(cluster_id, action_id, step, **kwargs)
-
-    monkeypatch.setattr(store.actions, 'advance', racing_advance)
+    cloud.on_create = lambda created: setattr(cloud, 'quota_left', 0)
+    _top_up_on_leaving_creating(store, monkeypatch, 1)
     done = executor.run(action)
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert len(cloud.created) == 2 and done['result']['declined'] == 1
