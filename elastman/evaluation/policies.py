@@ -484,7 +484,14 @@ class Elastman(Policy):
         self.decisions[(d.trigger, d.blocked_by or d.kind)] += 1
         if d.kind == dec.SCALE_OUT:
             first = sim.next_ordinal
-            self.joining.append((sim.t, d.flavor, list(range(first, first + d.count)), None))
+            added = list(range(first, first + d.count))
+            if d.top_up_of and self.joining:
+                # one action, as the journal has it: its join time runs from
+                # its decision until its last VM, the top-up's too, serves
+                t0, flavor, ordinals, _ = self.joining[-1]
+                self.joining[-1] = (t0, flavor, ordinals + added, None)
+            else:
+                self.joining.append((sim.t, d.flavor, added, None))
             return Action(add=d.count, flavor=d.flavor, reason=d.reason,
                           defer_cleanup=self.policy.cleanup == 'before_removal')
         if d.kind == dec.SCALE_IN:
