@@ -37,9 +37,10 @@ a tenth, and the cluster's clients see no violation). A cool-down does
 not stop it while the latency keeps rising, nor once the newest round was
 measured a whole interval after the last action ended; an action in flight
 does (one action per cluster at a time), with one exception: a red round
-during a scale-out that is still creating its servers (``guard_top_up``)
-adds to that action what its step lacks beyond the servers the action still
-adds (a top-up; with a step no larger, nothing). While any VM is in the band, the
+during a scale-out that is still creating its servers (``guard_top_up``),
+unless the cluster's own p99 is green, adds to that action what its step
+lacks beyond the servers the action still adds (a top-up; with a step no
+larger, nothing). While any VM is in the band, the
 planning loop does not scale in; a scale-out it decides in a red round adds
 at least the guard's step (:func:`red_step`), as the action slot it takes is
 the guard's too.
@@ -167,7 +168,8 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
                      inputs=dict(inputs or {}, guard=a.to_dict()))
     a.decision = d
     if cluster.action_in_flight:
-        if a.colour == RED and cluster.growing is not None and policy.guard_top_up:
+        if a.colour == RED and cluster.growing is not None and policy.guard_top_up \
+                and not _cluster_green(policy, a):
             _top_up(policy, cluster, estimates, a, d, why)
         else:
             _blocked(d, 'guard: %s, but an action is in flight' % why, 'in_flight')
@@ -199,6 +201,13 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
         d.reason += '; during the cool-down, as the latency rises (%.2f of the SLO%s)' % (
             a.level, '' if last_level is None else ', %.2f at the last action' % last_level)
     return a
+
+
+def _cluster_green(policy: ScalingPolicy, a: Assessment) -> bool:
+    """True when the monitor measured the cluster's own p99 and it is green:
+    the clients see no violation, whatever a few VMs show.
+    """
+    return a.cluster_p99 is not None and colour_of(a.cluster_p99, policy) == GREEN
 
 
 def _top_up(policy: ScalingPolicy, cluster: dec.ClusterState,
@@ -275,8 +284,7 @@ def _step(policy: ScalingPolicy, cluster: dec.ClusterState,
         n = int(math.ceil(excess - dec.EPS))
         how = ('model: %d VM(s) over their target, sum of (w-t)/t %.2f'
                % (len(bounded), excess))
-        cluster_green = (a.cluster_p99 is not None
-                         and colour_of(a.cluster_p99, policy) == GREEN)
+        cluster_green = _cluster_green(policy, a)
         if not cluster_green:
             spread, ratio = dilution(bounded, cluster.size)
             if spread > n:

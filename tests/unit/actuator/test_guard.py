@@ -172,6 +172,17 @@ def test_no_top_up_when_the_scale_out_already_adds_the_step():
     assert 'already adds 5 (the step is 5' in a.decision.reason
 
 
+def test_no_top_up_while_the_cluster_s_own_p99_is_green():
+    # two hot VMs of a large cluster: the clients see no violation
+    a = guard.evaluate(policy(guard_step=0.5), growing(0),
+                       [rnd([40, 40], cluster=20.0)], {}, NOW)
+    assert a.colour == 'red'
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+    a = guard.evaluate(policy(guard_step=0.5), growing(0),
+                       [rnd([40, 40], cluster=36.0)], {}, NOW)
+    assert (a.decision.kind, a.decision.count) == (dec.SCALE_OUT, 5)
+
+
 def test_only_a_red_round_tops_up():
     a = guard.evaluate(policy(guard_step=0.5), growing(0),
                        [rnd([30, 30]), rnd([30, 30])], {}, NOW)
