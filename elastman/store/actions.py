@@ -25,7 +25,7 @@ from elastman.store import base
 
 TERMINAL_STATES = frozenset({'SUCCEEDED', 'FAILED', 'ROLLED_BACK'})
 #: Steps at which a scale-out still takes more servers (a top-up): the
-#: executor reads its count again before each server it creates.
+#: executor reads its count again before each group of joins.
 GROWABLE_STEPS = ('requested', 'planned', 'creating')
 
 

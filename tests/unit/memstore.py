@@ -20,6 +20,7 @@ import itertools
 import uuid
 
 from elastman.common import exception
+from elastman.store import actions as actions_store
 
 _clock = itertools.count()
 
@@ -133,8 +134,8 @@ class Actions:
     def top_up(self, cluster_id, action_id, count, record):
         row = self.rows[action_id]
         if row['kind'] != 'scale_out' or row['state'] in (
-                'SUCCEEDED', 'FAILED', 'ROLLED_BACK') or row['step'] not in (
-                'requested', 'planned', 'creating'):
+                actions_store.TERMINAL_STATES) or row['step'] not in (
+                actions_store.GROWABLE_STEPS):
             return None
         params = row['params']
         row['params'] = dict(params, count=params['count'] + count,
