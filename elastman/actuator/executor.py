@@ -658,15 +658,15 @@ class ActionExecutor:
             self._wait_joined(action, [s.id for s in created])
             self._take_top_up(action, result)
 
-    def _take_top_up(self, action: dict, result: dict) -> bool:
+    def _take_top_up(self, action: dict, result: dict) -> None:
         """Read the action's parameters again and take in a top-up the guard
         wrote into them (:meth:`ActionRepository.top_up`): the plan's
         ``add`` grows to the new count. A top-up the cloud's quota cannot
         hold is declined with a warning in the result (the servers already
-        asked for go on). True when the plan grew.
+        asked for go on).
         """
         if action['kind'] != 'scale_out':
-            return False
+            return
         params = self.store.actions.get(action['cluster_id'],
                                         action['id'])['params'] or {}
         action['params'] = params
@@ -674,7 +674,7 @@ class ActionExecutor:
         extra = int(params.get('count', plan['add'])) - plan['add'] \
             - int(result.get('declined', 0))
         if extra <= 0:
-            return False
+            return
         try:
             self._cloud(action).check_quota(plan['flavor'], extra)
         except exception.ElastmanException as exc:
@@ -683,11 +683,10 @@ class ActionExecutor:
                 'top-up of %d server(s) declined: %s' % (extra, exc))
             LOG.warning('action %s: top-up of %d declined: %s', action['id'],
                         extra, exc)
-            return False
+            return
         plan['add'] += extra
         LOG.info('action %s: topped up by %d to %d server(s)', action['id'],
                  extra, plan['add'])
-        return True
 
     def _leave_creating(self, action: dict, result: dict) -> bool:
         """Advance to ``joining`` if no top-up came since the parameters were
