@@ -147,8 +147,11 @@ class ScalingPolicy:
                                 'while a scale-out still creates its servers, '
                                 'a round above the SLO adds to it what the '
                                 'guard\'s step says it lacks')
-    cooldown_s: float = _field(300.0, _SECONDS,
-                               'seconds after an action before the next one')
+    cooldown_s: float = _field(120.0, _SECONDS,
+                               'seconds after an action ends: after a '
+                               'scale-out no scale-in, after a scale-in no '
+                               'planned action (the guard acts while the '
+                               'latency rises)')
     warmup_s: float = _field(2400.0, _SECONDS,
                              'seconds of model training before the planning '
                              'loop acts (the guard acts from the start)')
