@@ -28,6 +28,7 @@ from oslo_log import log as logging
 
 from elastman.cassandra import runtime
 from elastman.common import exception
+from elastman.common import files
 from elastman.common import ports
 
 LOG = logging.getLogger(__name__)
@@ -155,8 +156,8 @@ class LocalNode:
             with open(os.path.join(self.conf_dir, 'cassandra-jaas.config'),
                       'w') as f:
                 f.write(_JAAS)
-        with open(self.spec_file, 'w') as f:
-            json.dump(dataclasses.asdict(self.spec), f)
+        # a driver in another process may read it while this one writes
+        files.replace_json(self.spec_file, dataclasses.asdict(self.spec))
 
     def command(self) -> list[str]:
         heap = self.spec.heap

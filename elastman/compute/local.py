@@ -24,13 +24,13 @@ import ipaddress
 import json
 import os
 import shutil
-import tempfile
 import time
 import uuid
 
 from oslo_log import log as logging
 
 from elastman.cassandra import node as cassandra_node
+from elastman.common import files
 from elastman.common import ports
 from elastman.compute import base
 from elastman.compute import cgroups
@@ -112,18 +112,10 @@ class LocalDriver(base.ComputeDriver):
             raise base.ServerNotFound(id=server_id)
 
     def _write(self, record: dict) -> None:
-        # a temporary file of this writer's own: another process's driver
-        # may write the same record at the same moment (both recovering)
-        directory = self._dir(record['id'])
-        fd, tmp = tempfile.mkstemp(prefix='.' + SERVER_FILE, dir=directory)
-        try:
-            with os.fdopen(fd, 'w') as f:
-                json.dump(record, f, indent=1, sort_keys=True)
-            os.replace(tmp, os.path.join(directory, SERVER_FILE))
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        # another process's driver may write the same record at the same
+        # moment (both recovering), or read it while this one writes
+        files.replace_json(os.path.join(self._dir(record['id']), SERVER_FILE),
+                           record, indent=1, sort_keys=True)
 
     def _records(self) -> list[dict]:
         records = []
@@ -321,8 +313,12 @@ class LocalDriver(base.ComputeDriver):
                 record = None
             running = False
             if os.path.exists(os.path.join(path, 'node.json')):
-                running = cassandra_node.LocalNode.load(
-                    self.conf, path).is_running()
+                try:
+                    running = cassandra_node.LocalNode.load(
+                        self.conf, path).is_running()
+                except (TypeError, ValueError) as exc:
+                    LOG.warning('local server %s: unreadable node.json (%s); '
+                                'taken as not running', entry, exc)
             if record is not None and record.get('building') and (
                     not running and _process_alive(record.get('builder_pid'))
                     and time.time() - record['created_at'] < BUILD_TIMEOUT):

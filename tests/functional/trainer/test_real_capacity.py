@@ -280,7 +280,8 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     assert not steps[0].saturated, 'the first step already saturated the node'
     below = [s for s in steps if not s.saturated]
     met = [s for s in below if s.met]
-    assert met, 'no step below saturation met the SLO'
+    assert met, 'no step below saturation met the SLO:\n%s' % '\n'.join(
+        map(str, steps))
     ok = max(met, key=lambda s: s.served)
     ok_load = ok.served
     sat_load = sat.served

@@ -67,3 +67,11 @@ def test_concurrent_writes_of_one_record_leave_no_temporary_file(conf):
         driver._write(dict(record, building=False))
     assert os.listdir(state) == [local.SERVER_FILE]
     assert second._read('shared')['building'] is False
+
+
+def test_recover_keeps_a_build_whose_node_file_is_being_written(conf):
+    # another process is between creating node.json and filling it
+    state = _building(conf, 'half-written', os.getppid())
+    open(os.path.join(state, 'node.json'), 'w').close()
+    local.LocalDriver(conf)
+    assert os.path.isdir(state)
