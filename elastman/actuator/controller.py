@@ -267,7 +267,8 @@ class Controller:
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
         rows = self._cluster_rounds(cluster_id, now, max(
-            self.conf.actuator.sample_max_age, policy.trend_window_s))
+            self.conf.actuator.sample_max_age, policy.trend_window_s,
+            policy.scale_in_hold_s))
         assessment = guard_mod.assess(policy, self._rounds(
             policy, recent, self._cluster_metric(policy, rows, now)))
         clock = self._joins(cluster_id)
@@ -275,9 +276,9 @@ class Controller:
         busy_s = clock.busy_time(policy.default_flavor, join_s)
         horizon = planning.horizon_s(policy, join_s, busy_s)
         forecast = self._forecast(cluster_id, now, horizon, policy.plan_on)
-        growth = planning.trend_growth(self._load_points(rows),
-                                       now, policy.trend_window_s, join_s,
-                                       policy.trend_max_growth)
+        points = self._load_points(rows)
+        growth = planning.trend_growth(points, now, policy.trend_window_s,
+                                       join_s, policy.trend_max_growth)
         registry = model_state.load_capacity(self.store, str(cluster_id))
         interference = self._interference(serving, now)
         healing = sum(1 for n in nodes if n.get('state') in HEALING) \
@@ -296,7 +297,8 @@ class Controller:
                                                     measured), assessment)
         result = planning.plan(policy, state, current, forecast['predicted'],
                                registry, now, flavors, inputs, measured, red_step,
-                               growth)
+                               growth, planning.held_load(points, now,
+                                                          policy.scale_in_hold_s))
         if record:
             self._record(cluster_id, result)
         LOG.info('cluster %s: %s', cluster_id, result.reason)

@@ -98,6 +98,18 @@ def trend_growth(points: Sequence[tuple[float, float]], now: float,
     return float(min(most, (intercept + slope * span_s) / intercept))
 
 
+def held_load(points: Sequence[tuple[float, float]], now: float,
+              window_s: float) -> float:
+    """The highest total load among the ``(time, load)`` points of the last
+    ``window_s`` before ``now``; 0 with ``window_s`` 0 or no point.
+    """
+    if window_s <= 0:
+        return 0.0
+    recent = [v for t, v in points
+              if now - window_s <= t <= now and math.isfinite(v)]
+    return max(recent, default=0.0)
+
+
 def join_time(durations: Sequence[float], default: float) -> float:
     """How long a scale-out takes from request to serving, learnt from the
     newest joins (their largest, so that the horizon covers a slow one);
@@ -208,7 +220,7 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
          inputs: Mapping[str, Any] | None = None,
          measured: Mapping[str, float] | None = None,
          red_step: tuple[int, str] = (0, ''),
-         growth: float = 1.0) -> dec.Decision:
+         growth: float = 1.0, held: float = 0.0) -> dec.Decision:
     """One control period's decision.
 
     ``current`` maps each serving VM with a fresh sample to that sample (load
@@ -219,27 +231,34 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
     (:func:`elastman.actuator.guard.red_step`): a scale-out adds at least
     that many VMs; ``growth`` the load's trend over the join time
     (:func:`trend_growth`): the plan is for at least the load served now
-    times that.
+    times that; ``held`` the highest load of the policy's
+    ``scale_in_hold_s`` (:func:`held_load`): a scale-in leaves the VMs that
+    load needs.
     """
     observed = observed_load(current)
     planned = planned_load(forecast_peak, observed, growth)
-    per_vm = workload.split_workload(planned, current)
-    estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
-    estimates = disposed(policy, estimates, current, measured)
-    if state.started_at is not None and len(estimates) == state.size and all(
-            getattr(e, 'model_kind', '') == 'svm' for e in estimates.values()):
-        # warm-up is for learning a boundary: a model that has one (its own
-        # or the flavour's prior) ends it
-        state = dataclasses.replace(state, started_at=None)
-    record = dict(inputs or {})
-    record.update({'predicted_cluster': planned, 'observed_cluster': observed,
-                   'forecast_used': bool(forecast_peak),
-                   'trend_growth': round(float(growth), 4),
-                   'per_vm_workload': {
-                       node: {k: round(float(w.get(k) or 0.0), 3)
-                              for k in workload.LOAD_KEYS}
-                       for node, w in per_vm.items()}})
-    d = dec.decide(policy, state, estimates, now, record)
+    d = _decide_for(policy, state, current, planned, registry, now, flavors,
+                    measured, dict(inputs or {}, observed_cluster=observed,
+                                   forecast_used=bool(forecast_peak),
+                                   trend_growth=round(float(growth), 4)))
+    total = sum(planned.values())
+    if d.kind == dec.SCALE_IN and held > total > 0:
+        kept = d
+        scale = held / total
+        d = _decide_for(policy, state, current,
+                        {k: v * scale for k, v in planned.items()}, registry,
+                        now, flavors, measured,
+                        dict(kept.inputs, held_load=held))
+        window = 'the load of the last %.0f s peaked at %.1f req/s' % (
+            policy.scale_in_hold_s, held)
+        if d.kind == dec.SCALE_IN:
+            d.reason += '; %d rather than %d: %s' % (d.count, kept.count, window)
+        else:
+            d = dataclasses.replace(
+                kept, kind=dec.NONE, count=0, remove_nodes=[],
+                blocked_by='hold', inputs=d.inputs,
+                reason='no action: a scale-in of %d held back: %s, which the '
+                       'cluster\'s %d VMs carry' % (kept.count, window, state.size))
     least, how = red_step
     if d.kind == dec.SCALE_OUT and d.count < least:
         count = min(least, policy.max_size - state.size)
@@ -248,6 +267,31 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
                          % (count, how))
             d.count = count
     return d
+
+
+def _decide_for(policy: ScalingPolicy, state: dec.ClusterState,
+                current: Mapping[str, Mapping[str, Any]],
+                planned: Mapping[str, float], registry: Any, now: float,
+                flavors: Mapping[str, str] | None,
+                measured: Mapping[str, float] | None,
+                record: dict[str, Any]) -> dec.Decision:
+    """The decision for the cluster's load ``planned``, split over its VMs
+    as they serve now.
+    """
+    per_vm = workload.split_workload(planned, current)
+    estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
+    estimates = disposed(policy, estimates, current, measured)
+    if state.started_at is not None and len(estimates) == state.size and all(
+            getattr(e, 'model_kind', '') == 'svm' for e in estimates.values()):
+        # warm-up is for learning a boundary: a model that has one (its own
+        # or the flavour's prior) ends it
+        state = dataclasses.replace(state, started_at=None)
+    record.update({'predicted_cluster': dict(planned),
+                   'per_vm_workload': {
+                       node: {k: round(float(w.get(k) or 0.0), 3)
+                              for k in workload.LOAD_KEYS}
+                       for node, w in per_vm.items()}})
+    return dec.decide(policy, state, estimates, now, record)
 
 
 def guard_estimates(policy: ScalingPolicy, registry: Any,

@@ -54,7 +54,8 @@ MAX_NODES = 10000
 PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
               'violation_at': 'target', 'extrapolation': 'trust',
               'max_scale_in_fraction': 1.0, 'guard': False,
-              'trend_window_s': 0.0, 'cleanup': 'after_join'}
+              'trend_window_s': 0.0, 'scale_in_hold_s': 0.0,
+              'cleanup': 'after_join'}
 
 
 class InvalidPolicy(ValueError):
@@ -182,6 +183,12 @@ class ScalingPolicy:
         1.5, _number(1, 100),
         'the most the trend may grow the planned load by over a join: a '
         'step in the load fits a steep line that the load does not follow')
+    scale_in_hold_s: float = _field(
+        0.0, _SECONDS,
+        "seconds of the cluster's load a scale-in provides for: the planning "
+        'loop removes VMs only down to what the highest load served in that '
+        'window needs, so that a load that fell and comes back finds its VMs '
+        '(0: off)')
     dry_run: bool = _field(False, {'type': 'boolean'},
                            'decide and record, but do not act')
     auto_heal: bool = _field(True, {'type': 'boolean'},

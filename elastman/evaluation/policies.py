@@ -295,7 +295,8 @@ class Elastman(Policy):
         # the cluster's served load per monitor round, as cluster_workload
         # holds it, for the planning loop's trend
         self.load_points: collections.deque = collections.deque(
-            maxlen=max(1, int(self.policy.trend_window_s // sim.trace.step_s) + 1))
+            maxlen=max(1, int(max(self.policy.trend_window_s, self.policy.scale_in_hold_s)
+                              // sim.trace.step_s) + 1))
         self.joins = planning.JoinClock()
         self.joining: list[tuple[float, str, list[int]]] = []
         self.last_guard_level: float | None = None
@@ -477,7 +478,8 @@ class Elastman(Policy):
         d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,
                           flavor_of, inputs={'forecaster': chosen}, measured=measured,
                           red_step=guard_mod.red_step(self.policy, state, now_estimates, a),
-                          growth=growth)
+                          growth=growth, held=planning.held_load(
+                              list(self.load_points), sim.t, self.policy.scale_in_hold_s))
         return self._act(sim, d)
 
     def _act(self, sim: SimCluster, d: dec.Decision) -> Action | None:

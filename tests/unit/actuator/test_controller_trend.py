@@ -46,12 +46,14 @@ class RisingSamples(guarded.Samples):
         return rows
 
 
-def _decide(conf, samples, monkeypatch, **policy):
+def _decide(conf, samples, monkeypatch, held=None, **policy):
     seen_growth = []
     plan = controller_mod.planning.plan
 
     def spy(*args, **kwargs):
         seen_growth.append(kwargs.get('growth', args[10] if len(args) > 10 else 1.0))
+        if held is not None:
+            held.append(kwargs.get('held', args[11] if len(args) > 11 else 0.0))
         return plan(*args, **kwargs)
 
     monkeypatch.setattr(controller_mod.planning, 'plan', spy)
@@ -92,3 +94,17 @@ def test_trend_window_zero_plans_on_the_forecast_alone(conf, monkeypatch):
     growth, d = _decide(conf, RisingSamples(), monkeypatch, trend_window_s=0)
     assert growth == 1.0
     assert d.inputs['trend_growth'] == 1.0
+
+
+def test_a_scale_in_holds_for_the_peak_of_its_window(conf, monkeypatch):
+    held = []
+    # the rounds of the last hour, the one that missed a node left out
+    _decide(conf, RisingSamples(missed=9), monkeypatch, held=held,
+            scale_in_hold_s=3600)
+    assert held == [pytest.approx(1500.0 + 150.0 * 8 + 500.0 + 50.0 * 8)]
+
+
+def test_no_hold_by_default(conf, monkeypatch):
+    held = []
+    _decide(conf, RisingSamples(), monkeypatch, held=held)
+    assert held == [0.0]

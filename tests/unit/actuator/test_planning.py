@@ -179,3 +179,57 @@ def test_a_rising_trend_scales_out_before_the_load_arrives():
     assert d.kind == dec.SCALE_OUT
     assert d.inputs['trend_growth'] == 1.8
     assert d.inputs['predicted_cluster']['reads_per_s'] == pytest.approx(2160.0)
+
+
+def test_the_held_load_is_the_highest_of_its_window():
+    points = [(100.0, 900.0), (400.0, 2500.0), (700.0, 1200.0), (760.0, float('nan'))]
+    assert planning.held_load(points, 760.0, 300.0) == 1200.0
+    assert planning.held_load(points, 760.0, 700.0) == 2500.0
+    assert planning.held_load(points, 760.0, 0.0) == 0.0
+    assert planning.held_load([], 760.0, 600.0) == 0.0
+
+
+FLAVORS = {'a': 'm1', 'b': 'm1', 'c': 'm1'}
+
+
+def _three_vms(reads_per_vm, **policy):
+    """Three VMs of the flavour of :func:`_registry`, each serving
+    ``reads_per_vm``.
+    """
+    p = ScalingPolicy(min_size=1, max_size=10, replication_factor=1, warmup_s=0,
+                      headroom=0.0, max_scale_in_fraction=1.0, **policy)
+    names = ('a', 'b', 'c')
+    current = {n: {'reads_per_s': reads_per_vm, 'writes_per_s': 0.0,
+                   'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}
+               for n in names}
+    return p, dec.ClusterState([dec.NodeInfo(n, 'm1') for n in names]), current
+
+
+def test_a_scale_in_leaves_the_vms_the_held_load_needs():
+    # three VMs of about 2,000 reads/s each serve 600 in all: one is enough
+    p, state, current = _three_vms(200.0, scale_in_hold_s=3600)
+    reg = _registry()
+    free = planning.plan(p, state, current, None, reg, 100.0, FLAVORS)
+    assert (free.kind, free.count) == (dec.SCALE_IN, 2)
+    # 2,400 an hour ago needs two of them: one goes
+    d = planning.plan(p, state, current, None, reg, 100.0, FLAVORS, held=2400.0)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+    assert 'rather than 2: the load of the last 3600 s peaked at 2400.0' in d.reason
+    assert d.inputs['held_load'] == 2400.0
+    # 4,500 needs all three: nothing goes, and the record says why
+    d = planning.plan(p, state, current, None, reg, 100.0, FLAVORS, held=4500.0)
+    assert (d.kind, d.count, d.remove_nodes) == (dec.NONE, 0, [])
+    assert d.blocked_by == 'hold'
+    assert d.reason.startswith('no action: a scale-in of 2 held back')
+    # a held load never makes a scale-out
+    d = planning.plan(p, state, current, None, reg, 100.0, FLAVORS, held=9000.0)
+    assert d.kind == dec.NONE
+
+
+def test_a_hold_changes_no_other_decision():
+    p, state, current = _three_vms(1000.0, scale_in_hold_s=3600)
+    reg = _registry()
+    alone = planning.plan(p, state, current, None, reg, 100.0, FLAVORS)
+    held = planning.plan(p, state, current, None, reg, 100.0, FLAVORS, held=9000.0)
+    assert alone.kind != dec.SCALE_IN
+    assert (held.kind, held.count, held.reason) == (alone.kind, alone.count, alone.reason)
