@@ -293,7 +293,7 @@ class Elastman(Policy):
         self.rounds: collections.deque = collections.deque(
             maxlen=self.policy.guard_intervals)
         # the cluster's served load per monitor round, as cluster_workload
-        # holds it, for the planning loop's trend
+        # holds it, for the planning loop's trend and scale-in hold
         self.load_points: collections.deque = collections.deque(
             maxlen=max(1, int(max(self.policy.trend_window_s, self.policy.scale_in_hold_s)
                               // sim.trace.step_s) + 1))
