@@ -59,6 +59,13 @@ that met cell dominated the newer violated one below it. That cell was
 dropped as contradicted, and the model had met cells only. A second
 saturated step gives the plateau enough samples over the SLO.
 
+On a CI host the first two steps each had one sample just over the SLO
+(100 req/s: 263 and 152 ms; 175 req/s: 786 and 88 ms) and no step counted
+as met. A step whose two samples straddle the SLO now takes a third, and a
+step is met when most of its samples are, as the trainer labels a cell at
+its default confidence of 0.5; the warm-up waits for three good samples
+in a row instead of two.
+
 With the SVM's C at 1 the test was flaky: when the 175 req/s step had one
 sample over the SLO, one met cell faced three violated ones and the soft
 margin put the boundary at 69 req/s, under the met 99. At C=10 (the default
@@ -89,6 +96,7 @@ INTERVAL = 10                   # [monitor] sampling_interval, s
 JMX_TIMEOUT = 8.0               # [monitor] jmx_timeout: room for a busy node
 CQL_TIMEOUT = 2.0
 PER_STEP = 2                    # monitor samples per step
+SETTLE_STEP = 1                 # one more where a step's samples straddle the SLO
 WARMUP_RATE = 300               # req/s offered at a whole CPU before stepping
 WARMUP_MAX = 180                # s at most (a cold JVM on a busy CI host)
 READ_SHARE = 0.75
@@ -172,12 +180,18 @@ class Step:
         return not self.served >= (1 - SHORTFALL) * self.rate
 
     @property
+    def straddles(self) -> bool:
+        """Samples on both sides of the SLO."""
+        p99 = self.p99
+        return any(v <= SLO_MS for v in p99) and any(v > SLO_MS for v in p99)
+
+    @property
     def met(self) -> bool:
-        """Every sample within the SLO: the step's cells are met at any
-        confidence (a step with samples on both sides is not a bound).
+        """Most samples within the SLO, as the trainer labels a cell at its
+        default confidence (0.5); a tie is not a bound.
         """
         p99 = self.p99
-        return bool(p99) and all(v <= SLO_MS for v in p99)
+        return 2 * sum(v <= SLO_MS for v in p99) > len(p99)
 
     def __str__(self) -> str:
         return ('offered %5.0f req/s: monitor %s; client %.0f req/s p99 %.0f ms%s'
@@ -216,7 +230,7 @@ def _warm_up(mgr, node_row: dict) -> None:
         if s['up'] and (s.get('extra') or {}).get('jmx') and \
                 s['read_p99_ms'] is not None and s['read_p99_ms'] <= SLO_MS / 2:
             good += 1
-            if good == 2:
+            if good == 3:
                 return
         else:
             good = 0
@@ -251,7 +265,10 @@ def _stepped(mgr, node, node_row: dict) -> list[Step]:
             steps.append(step)
             offer(rate)
             step.start = time.monotonic()
-            for k in range(1, PER_STEP + 1):
+            k = 0
+            while k < PER_STEP or (k < PER_STEP + SETTLE_STEP and step.straddles
+                                   and not step.saturated):
+                k += 1
                 time.sleep(max(0.0, step.start + k * INTERVAL - time.monotonic()))
                 step.samples += mgr.sample_all()
             step.end = time.monotonic()
