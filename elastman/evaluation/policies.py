@@ -304,7 +304,7 @@ class Elastman(Policy):
         self.started_at: float | None = 0.0
         if self.prior:
             for f in sim.flavors:
-                doc = priors.flavor_prior(sim.cfg, f, self.params)
+                doc = priors.flavor_prior(sim.cfg, f, self.params, _prior_teacher)
                 if doc is not None:
                     self.registry.import_flavor_model(doc, f.name)
         self._pick_probes(sim)
@@ -509,6 +509,13 @@ class Elastman(Policy):
                    'on' if p.guard else 'off', p.guard_warning, p.guard_intervals,
                    p.guard_step, extra, ', prior' if self.prior else '',
                    ', forecast' if self.predict else ''))
+
+
+def _prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> Elastman:
+    """The other cluster a flavour's prior comes from (:mod:`priors`): it
+    learnt without prediction and without a prior of its own.
+    """
+    return Elastman(predict=False, options=options, params=params, prior=False, name=name)
 
 
 class Oracle(Policy):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -39,12 +39,19 @@ from elastman.evaluation import traces as tr
 PRIOR_TRACE, PRIOR_NODES, PRIOR_SEED = 'paper', 20, 1000
 
 
+#: Builds the other cluster's policy: ``teacher(params, options, name)``
+#: returns an elastman policy with ``options`` for its scaling policy and a
+#: ``registry`` (``policies.Elastman`` without prediction or prior).
+Teacher = Callable[[ModelParams, dict[str, Any], str], Any]
+
+
 def flavor_prior(cfg: sim_mod.SimConfig, flavor: sim_mod.Flavor,
-                 params: ModelParams) -> dict[str, Any] | None:
-    """The exported flavour model of the other cluster (None if it learnt no
-    boundary).
+                 params: ModelParams, teacher: Teacher) -> dict[str, Any] | None:
+    """The exported flavour model of the other cluster, run by the policy
+    ``teacher`` builds (None if it learnt no boundary).
     """
-    doc = _learn(_key(cfg), _key(flavor), json.dumps(params.to_dict(), sort_keys=True))
+    doc = _learn(_key(cfg), _key(flavor), json.dumps(params.to_dict(), sort_keys=True),
+                 teacher)
     return json.loads(doc) if doc else None
 
 
@@ -53,8 +60,8 @@ def _key(obj: Any) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _learn(cfg_key: str, flavor_key: str, params_key: str) -> str | None:
-    from elastman.evaluation import policies as pol   # policies imports this module
+def _learn(cfg_key: str, flavor_key: str, params_key: str,
+           teacher: Teacher) -> str | None:
     cfg_doc = json.loads(cfg_key)
     cfg_doc['hardware'] = tr.Hardware(**cfg_doc['hardware'])
     cfg_doc['interference_drop'] = tuple(cfg_doc['interference_drop'])
@@ -62,14 +69,13 @@ def _learn(cfg_key: str, flavor_key: str, params_key: str) -> str | None:
     flavor = sim_mod.Flavor(**json.loads(flavor_key))
     params = ModelParams.from_dict(json.loads(params_key))
     trace = tr.load(PRIOR_TRACE, nodes=PRIOR_NODES, seed=PRIOR_SEED)
-    teacher = pol.Elastman(predict=False, options=PAPER_RULE, params=params,
-                           prior=False, name='prior-%s' % flavor.name)
+    other = teacher(params, dict(PAPER_RULE), 'prior-%s' % flavor.name)
     state = np.random.get_state()
     try:
-        sim_mod.run(trace, teacher, cfg, [flavor], PRIOR_SEED)
+        sim_mod.run(trace, other, cfg, [flavor], PRIOR_SEED)
     finally:
         np.random.set_state(state)
-    model = teacher.registry.flavor_model(flavor.name)
+    model = other.registry.flavor_model(flavor.name)
     if model is None or not model.two_class:
         return None
-    return json.dumps(teacher.registry.export_flavor_model(flavor.name))
+    return json.dumps(other.registry.export_flavor_model(flavor.name))

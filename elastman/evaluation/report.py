@@ -34,29 +34,14 @@ from oslo_log import log as logging
 
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import summary
+from elastman.evaluation import sweep
 from elastman.evaluation import tool
 from elastman.evaluation import traces as tr
 
 LOG = logging.getLogger(__name__)
 
 DEFAULT_PENALTIES = (0.0, 10.0, 100.0, 1000.0)
-SUMMARY_FIELDS = ('policy', 'violation_minutes', 'violation_pct',
-                  'violation_minutes_in_flight', 'vm_hours',
-                  'vm_hours_vs_oracle', 'actions', 'max_vms', 'mean_vms', 'p99_median_ms')
-
-
-def summarise(name: str, result: dict[str, Any], step_s: int) -> dict[str, Any]:
-    s = result['series']
-    minutes = len(s['t'])
-    viol = int(s['violation'].sum())
-    in_flight = int((s['violation'] * s['in_flight']).sum())
-    return {'policy': name, 'violation_minutes': viol * step_s / 60,
-            'violation_pct': 100.0 * viol / max(minutes, 1),
-            'violation_minutes_in_flight': in_flight * step_s / 60,
-            'vm_hours': float(s['vms'].sum()) * step_s / 3600.0,
-            'actions': len(result['actions']), 'max_vms': int(s['vms'].max()),
-            'mean_vms': float(s['vms'].mean()),
-            'p99_median_ms': float(np.median(s['p99']))}
 
 
 def run_all(trace: tr.Trace, names: Sequence[str], seed: int,
@@ -83,7 +68,7 @@ def run_all(trace: tr.Trace, names: Sequence[str], seed: int,
 
 def tables(results: dict[str, dict[str, Any]], step_s: int,
            penalties: Sequence[float]) -> tuple[list[dict], list[dict]]:
-    rows = [summarise(n, r, step_s) for n, r in results.items()]
+    rows = [summary.summarise(n, r, step_s) for n, r in results.items()]
     ref = next((r['vm_hours'] for r in rows if r['policy'] == 'oracle'), None)
     for r in rows:
         r['vm_hours_vs_oracle'] = r['vm_hours'] / ref if ref else float('nan')
@@ -188,7 +173,7 @@ def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
     results = run_all(trace, names, seed, cfg, progress=progress, settings=settings)
     rows, util = tables(results, trace.step_s, penalties)
-    write_csv(os.path.join(out, 'summary.csv'), rows, SUMMARY_FIELDS)
+    write_csv(os.path.join(out, 'summary.csv'), rows, summary.FIELDS)
     write_csv(os.path.join(out, 'utility.csv'), util, ('policy', 'penalty', 'utility'))
     write_series(os.path.join(out, 'timeseries.csv'), results)
     write_actions(os.path.join(out, 'actions.csv'), results)
@@ -282,8 +267,6 @@ def run_args(args: argparse.Namespace) -> int:
 
 def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any],
               cfg: sim_mod.SimConfig) -> int:
-    from elastman.evaluation import sweep
-
     t0 = time.monotonic()
     names = [n.strip() for n in args.policies.split(',') if n.strip()]
     try:

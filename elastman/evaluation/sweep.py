@@ -43,8 +43,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from elastman.evaluation import frontier as fr
 from elastman.evaluation import policies as pol
-from elastman.evaluation import report as rep
 from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import summary
 from elastman.evaluation import traces as tr
 
 FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_minutes',
@@ -86,7 +86,7 @@ def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: s
         p.set_knob(value)
     t0 = time.monotonic()
     res = sim_mod.run(trace, p, cfg, [sim_mod.Flavor('m1.medium')], seed)
-    row = rep.summarise(name, res, trace.step_s)
+    row = summary.summarise(name, res, trace.step_s)
     row.update(trace=trace.name, nodes=nodes, knob=p.knob or '', value=value,
                default=value is not None and value == default,
                elapsed_s=time.monotonic() - t0, seed=str(seed))
