@@ -130,8 +130,10 @@ class Controller:
         """Each serving node's newest fresh samples, newest first."""
         fresh_s = self.conf.actuator.sample_max_age
         out = {}
+        # two rounds more than asked: a node that missed some still has a
+        # reading to carry into them (:meth:`_rounds`)
         newest = self.store.samples.newest(
-            cluster_id, [n['node_id'] for n in serving], rounds)
+            cluster_id, [n['node_id'] for n in serving], rounds + 2)
         for node_id, rows in newest.items():
             rows = [r for r in rows if r.get('up') is not False
                     and now - timestamps.epoch(r['ts']) <= fresh_s]
@@ -197,6 +199,10 @@ class Controller:
                 cluster: dict[Any, float] | None = None) -> list[guard_mod.Round]:
         """The guard's view: per monitor round (newest first), each node's
         measured SLO metric and the cluster's own (``cluster``: by round).
+
+        A node that did not answer a round keeps its previous fresh reading
+        in it: a saturated node's reads time out first, and a round that
+        lost its hottest nodes must not read as a cooler one.
         """
         by_ts: dict[Any, dict[str, float]] = {}
         for node, rows in recent.items():
@@ -207,6 +213,11 @@ class Controller:
         cluster = cluster or {}
         for ts in cluster:
             by_ts.setdefault(ts, {})
+        last: dict[str, float] = {}
+        for ts in sorted(by_ts):
+            p99 = by_ts[ts]
+            last.update(p99)
+            p99.update({n: v for n, v in last.items() if n not in p99})
         return [guard_mod.Round(timestamps.epoch(ts), p99, cluster.get(ts))
                 for ts, p99 in sorted(by_ts.items(), reverse=True)]
 

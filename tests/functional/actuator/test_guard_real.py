@@ -19,7 +19,8 @@ Then, with the nodes still saturated, each round's p99 of what the load
 generator's clients waited for a read is printed beside the hottest node's
 metric, its coordinator ``read_p99_ms`` and the slowest of the monitor's
 probe requests to it (``probe_max_ms``), with their ratios; the metric must
-come closer to what the clients saw than the coordinator's p99.
+come closer to what the clients saw than the coordinator's p99 in most of
+those rounds.
 
 The monitor (real JMX readings) and the actuator (its manager, controller and
 guard) are the real ones; the compute driver the action is carried out with
@@ -230,9 +231,11 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         print('clients / probe_max_ms: %s' % ', '.join(
             '%.2f' % (client / probe) for client, *_, probe in rows if probe))
         # the queue wait brings the metric closer than the coordinator's p99
-        gap = sorted(abs(math.log(m / c)) for c, m, _, _ in rows)
-        coord_gap = sorted(abs(math.log(r / c)) for c, _, r, _ in rows)
-        assert gap[len(gap) // 2] <= coord_gap[len(coord_gap) // 2], rows
+        # in most rounds (round by round: a round whose queue drained or
+        # built up within the window moves both)
+        closer = sum(abs(math.log(m / c)) <= abs(math.log(r / c))
+                     for c, m, r, _ in rows)
+        assert 2 * closer >= len(rows), rows
     finally:
         for g, q in zip(groups, quotas):
             if g is not None and q:

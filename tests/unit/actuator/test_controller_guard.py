@@ -168,3 +168,37 @@ def test_a_top_up_the_action_outran_is_recorded_as_no_action(conf):
     assert d.reason.startswith('no action: the scale-out in flight stopped '
                                'creating servers before its top-up landed')
     assert store.recorded == [('none', 'in_flight')]
+
+
+class SilentSamples(Samples):
+    """n1 and n2 are red (50 ms) in the two older rounds and do not answer
+    the newest, where n3 alone answers green; the monitor measured no
+    cluster-wide p99 (the slow nodes' histograms are missing).
+    """
+
+    def newest(self, cluster_id, node_ids, limit=1):
+        def row(ts, value):
+            if value is None:
+                return dict(seen.CURRENT, ts=ts, up=False)
+            return dict(seen.CURRENT, ts=ts, extra={'read_with_queue_p99_ms': value})
+        readings = {'n1': [None, 50.0, 50.0], 'n2': [None, 50.0, 50.0],
+                    'n3': [10.0, 10.0, 10.0]}
+        return {n: [row(ts, v) for ts, v in zip(ROUNDS, readings[n])][:limit]
+                for n in node_ids}
+
+    def cluster_workload(self, cluster_id, since):
+        return []
+
+
+def test_nodes_that_miss_a_round_keep_their_reading_in_it(conf):
+    store = Store([None, None, None])
+    store.samples = SilentSamples(None)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_metric': 'read_with_queue_p99_ms',
+                          'slo_threshold_ms': 35.0}}
+    d = controller_mod.Controller(conf, store).guard(cluster, now=NOW, record=False)
+    # the newest round reads red: n1 and n2 carry their 50 ms into it
+    assert d is not None and d.kind == 'scale_out' and d.trigger == 'guard'
+    assert d.inputs['guard']['red'] == ['n1', 'n2']
+    assert d.inputs['guard']['hot_rounds'] == 3
