@@ -189,10 +189,12 @@ class Controller:
             return None
         params, result = action.get('params') or {}, action.get('result') or {}
         up = {n['node_id'] for n in serving}
-        joined = sum(1 for s in result.get('servers') or [] if s in up)
-        adding = int(params.get('count', 0)) - int(result.get('declined', 0)) - joined
+        servers = result.get('servers') or []
+        joined = sum(1 for s in servers if s in up)
+        wanted = int(params.get('count', 0)) - int(result.get('declined', 0))
         return decision_mod.Growing(str(action['id']), params.get('flavor') or '',
-                                    max(0, adding))
+                                    max(0, wanted - joined),
+                                    max(0, wanted - len(servers)))
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,
                 recent: dict[str, list[dict]],
@@ -376,6 +378,8 @@ class Controller:
             return None
         if result.top_up_of:
             return self._top_up(cluster, result)
+        if result.trim_of:
+            return self._trim(cluster, result)
         if result.kind == decision_mod.SCALE_OUT:
             params = {'flavor': result.flavor, 'count': result.count}
         else:
@@ -384,6 +388,25 @@ class Controller:
         params['trigger'] = result.trigger
         return self.store.actions.create(cluster['id'], result.kind, params,
                                          step='requested')
+
+    def _trim(self, cluster: dict,
+              result: decision_mod.Decision) -> dict | None:
+        """Take a trim's servers from the scale-out in flight (the executor
+        creates no more than the count left); when that action has moved on,
+        the decision is recorded again as no action.
+        """
+        action = self.store.actions.trim(
+            cluster['id'], uuid.UUID(result.trim_of), result.count,
+            {'count': result.count, 'decided_at': result.at,
+             'trigger': result.trigger})
+        if action is None:
+            result.kind, result.blocked_by = decision_mod.NONE, 'in_flight'
+            result.reason = ('no action: the scale-out in flight stopped '
+                             'creating servers before its trim landed; '
+                             'wanted: %s' % result.reason)
+            self._record(cluster['id'], result)
+        LOG.info('cluster %s: %s', cluster['id'], result.reason)
+        return action
 
     def _top_up(self, cluster: dict,
                 result: decision_mod.Decision) -> dict | None:

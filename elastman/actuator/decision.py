@@ -88,6 +88,8 @@ LOG = logging.getLogger(__name__)
 
 SCALE_OUT = 'scale_out'
 SCALE_IN = 'scale_in'
+#: fewer servers for the scale-out in flight, of those it has not created
+TRIM = 'trim'
 NONE = 'none'
 
 OK, OVER, UNCERTAIN, UNKNOWN = 'ok', 'over', 'uncertain', 'unknown'
@@ -116,6 +118,7 @@ class Growing:
     action_id: str
     flavor: str
     adding: int          # its servers that do not serve yet (to create or joining)
+    to_create: int = 0   # of those, the servers not asked of the cloud yet
 
 
 @dataclasses.dataclass
@@ -194,6 +197,8 @@ class Decision:
     trigger: str = 'plan'      # 'plan' (control period) or 'guard' (latency)
     #: the scale-out in flight this one adds its ``count`` servers to
     top_up_of: str | None = None
+    #: the scale-out in flight a ``trim`` takes ``count`` servers from
+    trim_of: str | None = None
     flavor: str | None = None
     count: int = 0
     remove_nodes: list[str] = dataclasses.field(default_factory=list)

@@ -626,7 +626,7 @@ class ActionExecutor:
             self._wait_joined(action, [s.id for s in servers])
         spec = cluster.get('spec') or {}
         request = compute.ServerRequest.from_spec(spec)
-        self._take_top_up(action, result)
+        self._take_changes(action, result)
         while len(servers) < plan['add']:
             group = self._join_group(action, result,
                                      plan['add'] - len(servers))
@@ -656,14 +656,15 @@ class ActionExecutor:
             for server in created:
                 self._register(action, plan, server)
             self._wait_joined(action, [s.id for s in created])
-            self._take_top_up(action, result)
+            self._take_changes(action, result)
 
-    def _take_top_up(self, action: dict, result: dict) -> None:
+    def _take_changes(self, action: dict, result: dict) -> None:
         """Read the action's parameters again and take in a top-up the guard
-        wrote into them (:meth:`ActionRepository.top_up`): the plan's
-        ``add`` grows to the new count. A top-up the cloud's quota cannot
-        hold is declined with a warning in the result (the servers already
-        asked for go on).
+        wrote into them (:meth:`ActionRepository.top_up`) or a trim of the
+        planning loop (:meth:`ActionRepository.trim`): the plan's ``add``
+        follows the new count (never below the servers created). A top-up
+        the cloud's quota cannot hold is declined with a warning in the
+        result (the servers already asked for go on).
         """
         if action['kind'] != 'scale_out':
             return
@@ -673,7 +674,14 @@ class ActionExecutor:
         plan = result['plan']
         extra = int(params.get('count', plan['add'])) - plan['add'] \
             - int(result.get('declined', 0))
-        if extra <= 0:
+        if extra < 0:
+            add = max(len(result.get('servers') or []), plan['add'] + extra)
+            if add < plan['add']:
+                LOG.info('action %s: trimmed by %d to %d server(s)',
+                         action['id'], plan['add'] - add, add)
+                plan['add'] = add
+            return
+        if extra == 0:
             return
         try:
             self._cloud(action).check_quota(plan['flavor'], extra)
@@ -689,7 +697,7 @@ class ActionExecutor:
                  extra, plan['add'])
 
     def _leave_creating(self, action: dict, result: dict) -> bool:
-        """Advance to ``joining`` if no top-up came since the parameters were
+        """Advance to ``joining`` if no top-up or trim came since the parameters were
         last read; False when one did (taken in, or declined).
         """
         expected = action.get('params') if action['kind'] == 'scale_out' \
@@ -699,7 +707,7 @@ class ActionExecutor:
         except exception.Conflict:
             if expected is None:
                 raise
-            self._take_top_up(action, result)
+            self._take_changes(action, result)
             if action['params'] == expected:
                 raise         # not a top-up: the step itself moved on
             return False

@@ -146,7 +146,7 @@ class ActuatorManager(sharing.SharedManager):
                 self.lease_ttl):
             return
         if self._busy(cluster_id):
-            self._top_up(cluster, now)
+            self._amend_in_flight(cluster, now)
             return
         unfinished = sorted(self.store.actions.unfinished(cluster['id']),
                             key=lambda a: a['created_at'])
@@ -193,19 +193,33 @@ class ActuatorManager(sharing.SharedManager):
         self._guarded[cluster_id] = newest
         return self.controller.guard(cluster, now)
 
-    def _top_up(self, cluster: dict, now: float) -> None:
+    def _amend_in_flight(self, cluster: dict, now: float) -> None:
         """While an action runs, the guard still reads each new monitor
         round: a red one may top up a scale-out that is still creating its
-        servers (the running executor takes the top-up in).
+        servers. Else the planning loop, when its period is due, may top up
+        such a scale-out by the VMs its plan lacks, or trim the servers it
+        has not created yet that its plan no longer needs (recorded; a
+        period that changes nothing is not). The running executor takes
+        either in.
         """
         policy = self.controller.policy_of(cluster)
-        if not policy.guard_top_up:
+        if policy.guard_top_up:
+            result = self._guard(cluster, policy, now)
+            if result is not None and result.acts and result.top_up_of:
+                self._amend(cluster, result, None)
+                self.controller.action_for(cluster, result)
+                return
+        cluster_id = str(cluster['id'])
+        period = policy.control_period_s
+        if not policy.replan_in_flight or not schedule.is_due(
+                now, self._last_decision.get(cluster_id), period,
+                schedule.phase_of(cluster_id, period)):
             return
-        result = self._guard(cluster, policy, now)
-        if result is None or not result.acts or not result.top_up_of:
-            return
-        self._amend(cluster, result, None)
-        self.controller.action_for(cluster, result)
+        self._last_decision[cluster_id] = now
+        result = self.controller.decide(cluster, now, record=False)
+        if (result.trim_of or result.top_up_of) and result.acts:
+            self._record(cluster['id'], result)
+            self.controller.action_for(cluster, result)
 
     def _heal(self, cluster: dict, policy: policy_mod.ScalingPolicy,
               now: float) -> decision_mod.Decision | None:

@@ -233,8 +233,17 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
     (:func:`trend_growth`): the plan is for at least the load served now
     times that; ``held`` the highest load of the policy's
     ``scale_in_hold_s`` (:func:`held_load`): a scale-in leaves the VMs that
-    load needs.
+    load needs. While a scale-out still creates its servers, the plan is
+    made as if it were not in flight, and may trim or top up that action
+    (:func:`replan`).
     """
+    if state.action_in_flight and state.growing is not None and \
+            policy.replan_in_flight and state.growing.to_create > 0:
+        free = dataclasses.replace(state, action_in_flight=False,
+                                   last_action_at=None, growing=None)
+        d = plan(policy, free, current, forecast_peak, registry, now, flavors,
+                 inputs, measured, red_step, growth, held)
+        return replan(policy, state, d)
     observed = observed_load(current)
     planned = planned_load(forecast_peak, observed, growth)
     d = _decide_for(policy, state, current, planned, registry, now, flavors,
@@ -266,6 +275,65 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
             d.reason += ('; %d, the guard\'s step, as the newest round is red (%s)'
                          % (count, how))
             d.count = count
+    return d
+
+
+#: Why a plan made as if nothing were in flight says that the cluster's
+#: serving VMs carry the planned load: no block (spare within beta), or a
+#: scale-in held back by the load of the hold window.
+CARRIED = (None, 'hold')
+
+
+def replan(policy: ScalingPolicy, state: dec.ClusterState,
+           free: dec.Decision) -> dec.Decision:
+    """What the planning loop does while a scale-out has servers it has
+    not created yet (its joins run one after another).
+
+    ``free`` is its plan as if that action were not in flight. Where it
+    asks for more VMs than the action still adds, the action is topped up
+    by the difference (within ``max_size``). Where it asks for fewer (a
+    smaller scale-out, none with every VM under its target, or a
+    scale-in), the action's servers not created yet that exceed that are
+    trimmed, as long as one server is left to it; nothing is trimmed while
+    a VM's latency is in the warning band or the plan cannot say (model,
+    bounds, imbalance).
+    """
+    growing = state.growing
+    assert growing is not None
+    d = dataclasses.replace(free, kind=dec.NONE, count=0, remove_nodes=[],
+                            flavor=None, blocked_by='in_flight')
+    plan_says = free.reason.removeprefix('no action: ')
+    waiting = 'no action: a scale-out is in flight (%d VM(s) to come)' % growing.adding
+    if free.kind == dec.SCALE_OUT:
+        needed = free.count
+    elif free.kind == dec.SCALE_IN or (free.kind == dec.NONE
+                                       and free.blocked_by in CARRIED):
+        needed = 0
+    else:
+        d.reason = '%s; not trimmed: %s' % (waiting, plan_says)
+        return d
+    room = policy.max_size - state.size - growing.adding
+    if needed > growing.adding and room > 0:
+        d.kind, d.count, d.flavor = dec.SCALE_OUT, min(needed - growing.adding, room), \
+            growing.flavor
+        d.blocked_by, d.top_up_of = None, growing.action_id
+        d.reason = ('top up the scale-out in flight by %d of %s: it still adds '
+                    '%d, the plan needs %d more; %s'
+                    % (d.count, growing.flavor, growing.adding, needed, free.reason))
+        return d
+    if state.in_warning_band:
+        d.reason = ('%s; not trimmed while %d VM(s) are in the warning band'
+                    % (waiting, len(state.in_warning_band)))
+        return d
+    count = min(growing.adding - needed, growing.to_create, growing.adding - 1)
+    if count <= 0:
+        d.reason = '%s, all needed: %s' % (waiting, plan_says)
+        return d
+    d.kind, d.count, d.flavor = dec.TRIM, count, growing.flavor
+    d.blocked_by, d.trim_of = None, growing.action_id
+    d.reason = ('trim the scale-out in flight by %d of %s: it still adds %d, '
+                'the plan needs %d more; %s'
+                % (count, growing.flavor, growing.adding, needed, plan_says))
     return d
 
 

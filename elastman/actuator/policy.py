@@ -148,6 +148,12 @@ class ScalingPolicy:
                                 'while a scale-out still creates its servers, '
                                 'a round above the SLO adds to it what the '
                                 'guard\'s step says it lacks')
+    replan_in_flight: bool = _field(True, {'type': 'boolean'},
+                                    'while a scale-out still creates its '
+                                    'servers, each control period\'s plan '
+                                    'tops it up by the VMs it lacks or trims '
+                                    'the servers not created yet that it no '
+                                    'longer needs')
     cooldown_s: float = _field(120.0, _SECONDS,
                                'seconds after an action ends: after a '
                                'scale-out no scale-in, after a scale-in no '

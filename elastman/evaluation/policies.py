@@ -426,7 +426,8 @@ class Elastman(Policy):
         if not adding:
             return None
         return dec.Growing('sim-%d' % (len(sim.actions) - 1),
-                           sim.actions[-1].flavor or sim.flavors[0].name, adding)
+                           sim.actions[-1].flavor or sim.flavors[0].name, adding,
+                           len(sim.queued_ordinals()))
 
     def control(self, sim):
         self._pick_probes(sim)
@@ -498,6 +499,12 @@ class Elastman(Policy):
                           defer_cleanup=self.policy.cleanup == 'before_removal')
         if d.kind == dec.SCALE_IN:
             return Action(remove=[int(n) for n in d.remove_nodes], reason=d.reason)
+        if d.kind == dec.TRIM:
+            # the VMs it drops no longer count in the join being clocked
+            dropped = set(sim.queued_ordinals()[:d.count])
+            self.joining = [(t0, flavor, [k for k in ordinals if k not in dropped],
+                             joined) for t0, flavor, ordinals, joined in self.joining]
+            return Action(trim=d.count, reason=d.reason)
         return None
 
     def describe(self) -> str:

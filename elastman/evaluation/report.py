@@ -116,7 +116,7 @@ def write_actions(path: str, results: dict[str, dict[str, Any]]) -> None:
     with open(path, 'w') as f:
         f.write('policy,minute,kind,flavor,count,done_minute,reason\n')
         for name, res in results.items():
-            for a in res['actions']:
+            for a in sorted(res['actions'] + res.get('trims', []), key=lambda a: a.t):
                 f.write('%s,%d,%s,%s,%d,%d,"%s"\n' % (
                     name, int(a.t // 60), a.kind, a.flavor, a.count, int(a.done_at // 60),
                     a.reason.replace('"', "'")))

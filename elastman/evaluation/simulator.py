@@ -138,10 +138,12 @@ class Action:
     serialised: bool = True
     #: a scale-out leaves the old VMs' cleanup to the next removal
     defer_cleanup: bool = False
+    #: VMs the scale-out in flight no longer creates (of those still queued)
+    trim: int = 0
 
     @property
     def empty(self) -> bool:
-        return not self.add and not self.remove
+        return not self.add and not self.remove and not self.trim
 
 
 @dataclasses.dataclass
@@ -188,6 +190,8 @@ class SimCluster:
         self._ep: list[tuple[float, float, float]] = []
         self._ep_arr: tuple[np.ndarray, ...] | None = None
         self.actions: list[ActionRecord] = []
+        #: trims of a scale-out in flight (not actions: they start none)
+        self.trims: list[ActionRecord] = []
         self.last_action_done: float | None = None
         self._busy_until = -1.0
         self.join_free = np.zeros(max(cfg.join_slots, 0))   # per join slot
@@ -293,8 +297,62 @@ class SimCluster:
             self._ep_arr = None
         return done
 
+    def trim(self, count: int) -> list[int]:
+        """Drop up to ``count`` of the VMs a scale-out has queued and not
+        created yet, the last queued first; the action then ends when its
+        last remaining VM has joined (and cleaned up). The k-th VM created
+        keeps its properties: the dropped ordinals are handed out again.
+        Returns the ordinals dropped.
+        """
+        drop = self._queued()[:max(0, count)]
+        if not len(drop):
+            return []
+        dropped = sorted(int(k) for k in self.ordinal[drop])
+        for s in drop:
+            self.slot_of.pop(int(self.ordinal[s]), None)
+        self.state[drop], self.ordinal[drop] = GONE, -1
+        if dropped == list(range(self.next_ordinal - len(dropped), self.next_ordinal)):
+            self.next_ordinal -= len(dropped)
+        gone = set(dropped)
+        kept = [(k, ep) for k, ep in zip(self._ep_node, self._ep) if k not in gone]
+        self._ep_node, self._ep = [k for k, _ in kept], [ep for _, ep in kept]
+        self._ep_arr = None
+        joining = np.flatnonzero(self.state == JOINING)
+        ready = np.sort(self.ready_at[joining])[::-1]
+        slots = len(self.join_free)
+        self.join_free = np.array([ready[j] if j < len(ready) else self.t
+                                   for j in range(slots)])
+        defer = bool(self.defer[joining].all()) if len(joining) else True
+        done = max(self.t, float(ready[0]) if len(ready) else self.t) + (
+            0.0 if defer else self.cfg.cleanup_s)
+        self.actions[-1].count -= len(drop)
+        for a in self.actions[-20:]:
+            if a.kind == 'scale_out' and a.done_at > done:
+                a.done_at = done
+        self._busy_until = done
+        return dropped
+
+    def _queued(self) -> np.ndarray:
+        """Slots of the VMs queued to join and not created yet, the last
+        queued first.
+        """
+        queued = np.flatnonzero((self.state == JOINING) & (self.start_at > self.t))
+        return queued[np.argsort(-self.start_at[queued], kind='stable')]
+
+    def queued_ordinals(self) -> list[int]:
+        """The ordinals of the VMs a trim would drop, in the order it
+        drops them.
+        """
+        return [int(k) for k in self.ordinal[self._queued()]]
+
     def apply(self, action: Action, kind_note: str = '') -> None:
         """Start an action now (effective from the next minute)."""
+        if action.trim:
+            dropped = self.trim(action.trim)
+            if dropped:
+                self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
+                                               len(dropped), self._busy_until,
+                                               action.reason))
         if action.add > 0:
             flavor = action.flavor or self.flavors[0].name
             done = self._create(flavor, action.add, defer_cleanup=action.defer_cleanup)
@@ -533,4 +591,4 @@ def run(trace: Trace, policy: Any, cfg: SimConfig, flavors: Sequence[Flavor],
         if period_end:
             sim.reset_period()
     series = {k: np.asarray(v) for k, v in cols.items()}
-    return {'series': series, 'actions': sim.actions, 'sim': sim}
+    return {'series': series, 'actions': sim.actions, 'trims': sim.trims, 'sim': sim}

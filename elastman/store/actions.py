@@ -110,6 +110,36 @@ class ActionRepository(base.Repository):
         action['params'] = after
         return action
 
+    def trim(self, cluster_id: uuid.UUID, action_id: uuid.UUID, count: int,
+             record: dict) -> dict | None:
+        """Take up to ``count`` servers not created yet from a scale-out
+        still at one of :data:`GROWABLE_STEPS`: its ``count`` shrinks (never
+        below the servers it created) and ``trims`` lists ``record`` with
+        the number taken (the same lightweight transaction as
+        :meth:`top_up`). The action as updated; None when it had moved on or
+        had nothing left to trim.
+        """
+        action = self.get(cluster_id, action_id)
+        if action['kind'] != 'scale_out' or action['state'] in TERMINAL_STATES \
+                or action['step'] not in GROWABLE_STEPS:
+            return None
+        before = action['params'] or {}
+        created = len((action.get('result') or {}).get('servers') or [])
+        taken = min(int(count), int(before['count']) - max(created, 1))
+        if taken <= 0:
+            return None
+        after = dict(before, count=int(before['count']) - taken,
+                     trims=list(before.get('trims') or [])
+                     + [dict(record, count=taken)])
+        if not self._applied(
+                'UPDATE actions SET params = ?, updated_at = ? WHERE '
+                'cluster_id = ? AND id = ? IF step = ? AND params = ?',
+                (base.dumps(after), timeutils.utcnow(), cluster_id, action_id,
+                 action['step'], base.dumps(before))):
+            return None
+        action['params'] = after
+        return action
+
     def list(self, cluster_id: uuid.UUID, limit: int = 100,
              marker: str | None = None) -> base.Page:
         page = self._page('SELECT * FROM actions WHERE cluster_id = ?',

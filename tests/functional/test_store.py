@@ -204,6 +204,30 @@ def test_a_top_up_and_the_step_out_of_creating_exclude_each_other(store):
     assert store.actions.top_up(cid, other['id'], 1, {'count': 1}) is None
 
 
+def test_a_trim_takes_only_servers_not_created_yet(store):
+    """A trim is the same lightweight transaction as a top-up; it never
+    takes a server the executor created, nor the last one.
+    """
+    cid = uuid.uuid4()
+    action = store.actions.create(cid, 'scale_out',
+                                  {'count': 5, 'flavor': 'm1', 'decided_at': 1.5},
+                                  step='creating')
+    read = store.actions.get(cid, action['id'])['params']
+    store.actions.advance(cid, action['id'], 'creating',
+                          result={'servers': ['s1', 's2']})
+    trimmed = store.actions.trim(cid, action['id'], 9, {'count': 9, 'at': 2.5})
+    assert trimmed['params'] == dict(read, count=2,
+                                     trims=[{'count': 3, 'at': 2.5}])
+    with pytest.raises(exception.Conflict):
+        store.actions.advance(cid, action['id'], 'joining',
+                              expected_step='creating', expected_params=read)
+    assert store.actions.trim(cid, action['id'], 1, {'count': 1}) is None
+    assert store.actions.get(cid, action['id'])['params']['count'] == 2
+    fresh = store.actions.create(cid, 'scale_out', {'count': 3, 'flavor': 'm1'},
+                                 step='requested')
+    assert store.actions.trim(cid, fresh['id'], 5, {})['params']['count'] == 1
+
+
 def test_leases_are_exclusive(store):
     assert store.leases.acquire('cluster-x', 'host-a', ttl=30)
     assert not store.leases.acquire('cluster-x', 'host-b', ttl=30)

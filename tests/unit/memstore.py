@@ -143,6 +143,22 @@ class Actions:
                              + [record])
         return self.get(cluster_id, action_id)
 
+    def trim(self, cluster_id, action_id, count, record):
+        row = self.rows[action_id]
+        if row['kind'] != 'scale_out' or row['state'] in (
+                actions_store.TERMINAL_STATES) or row['step'] not in (
+                actions_store.GROWABLE_STEPS):
+            return None
+        params = row['params']
+        created = len((row.get('result') or {}).get('servers') or [])
+        taken = min(count, params['count'] - max(created, 1))
+        if taken <= 0:
+            return None
+        row['params'] = dict(params, count=params['count'] - taken,
+                             trims=list(params.get('trims') or [])
+                             + [dict(record, count=taken)])
+        return self.get(cluster_id, action_id)
+
     def list(self, cluster_id, limit=100, marker=None):
         rows = sorted((r for r in self.rows.values()
                        if r['cluster_id'] == cluster_id),

@@ -144,8 +144,14 @@ def decision_reason(decision: Mapping[str, Any]) -> str:
 def decision_change(record: Mapping[str, Any]) -> str:
     kind = record.get('kind')
     if kind == 'scale_out':
-        return 'add %s node(s) of flavour %s' % (record.get('count'),
-                                                 record.get('flavor'))
+        into = (' to the scale-out in flight %s' % record['top_up_of']
+                if record.get('top_up_of') else '')
+        return 'add %s node(s) of flavour %s%s' % (record.get('count'),
+                                                   record.get('flavor'), into)
+    if kind == 'trim':
+        return ('create %s node(s) of flavour %s fewer in the scale-out in '
+                'flight %s' % (record.get('count'), record.get('flavor'),
+                               record.get('trim_of')))
     if kind == 'scale_in':
         return 'remove %s' % ', '.join(record.get('remove_nodes') or ()) \
             if record.get('remove_nodes') else \

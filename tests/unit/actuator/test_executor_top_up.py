@@ -9,8 +9,9 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""A scale-out that grows while it runs: the executor takes in a top-up the
-guard wrote into the action (in-memory store, driver and nodetool)."""
+"""A scale-out that grows or shrinks while it runs: the executor takes in a
+top-up the guard, or a trim the planning loop, wrote into the action
+(in-memory store, driver and nodetool)."""
 import pytest
 
 from tests.unit.actuator.test_executor_cloud import Cloud
@@ -135,3 +136,42 @@ def test_a_late_top_up_beyond_the_quota_does_not_fail_the_scale_out(
     done = executor.run(action)
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert len(cloud.created) == 2 and done['result']['declined'] == 1
+
+
+def test_a_trim_written_while_creating_stops_the_servers_it_takes(world):
+    store, cloud, executor = world
+    action = _scale_out(store, 4)
+    answers = []
+
+    def trim(created):
+        if created == 2:          # the first server of the scale-out
+            answers.append(store.actions.trim('c1', action['id'], 2, TOP_UP))
+
+    cloud.on_create = trim
+    done = executor.run(action)
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert answers[0]['params']['count'] == 2
+    assert len(cloud.created) == 3                  # 1 + 2 of the 4 asked
+    assert done['result']['plan']['add'] == 2
+    assert done['params']['trims'] == [dict(TOP_UP, count=2)]
+    assert len([n for n in store.nodes.list('c1') if n['state'] == 'UN']) == 3
+
+
+def test_a_trim_just_before_creating_ends_leaves_what_was_created(
+        world, monkeypatch):
+    store, cloud, executor = world
+    action = _scale_out(store, 2)
+    advance = store.actions.advance
+    written = []
+
+    def racing_advance(cluster_id, action_id, step, **kwargs):
+        if step == 'joining' and not written:
+            written.append(store.actions.trim('c1', action_id, 1, TOP_UP))
+        return advance(cluster_id, action_id, step, **kwargs)
+
+    monkeypatch.setattr(store.actions, 'advance', racing_advance)
+    done = executor.run(action)
+    # both servers exist by then: nothing is left to take
+    assert written == [None]
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert len(cloud.created) == 3 and done['result']['plan']['add'] == 2

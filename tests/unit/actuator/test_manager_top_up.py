@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """While a cluster's action runs, the actuator still runs the guard on each
-new monitor round, and only a top-up of the running scale-out comes of it.
+new monitor round and the planning loop when its period is due; only a
+top-up or a trim of the running scale-out comes of them.
 """
 import pytest
 
@@ -21,8 +22,19 @@ from tests.unit.actuator import test_manager_reconcile
 
 
 class FakeStore(test_manager_reconcile.FakeStore):
+    def __init__(self, unfinished):
+        super().__init__(unfinished)
+        self.recorded = []
+
     def list(self, cluster_id, limit=None):
         return []             # no node, no past action (no back-off)
+
+    def record_decision(self, cluster_id, ts, action, record):
+        self.recorded.append((action, record['reason']))
+
+
+IN_FLIGHT = dec.Decision(kind=dec.NONE, at=10.0, blocked_by='in_flight',
+                         reason='no action: a scale-out is in flight')
 
 
 @pytest.fixture
@@ -35,9 +47,15 @@ def manager(monkeypatch):
     monkeypatch.setattr(mgr, '_busy', lambda cluster_id: True)
     monkeypatch.setattr(mgr.controller, 'newest_sample_at',
                         lambda cluster: next(rounds))
-    monkeypatch.setattr(mgr.controller, 'decide',
-                        lambda cluster, now, record=True:
-                        calls['decide'].append(now))
+    plans = {'next': IN_FLIGHT}
+
+    def decide(cluster, now, record=True):
+        assert record is False        # a period without a trim is not recorded
+        calls['decide'].append(now)
+        return plans['next']
+
+    monkeypatch.setattr(mgr.controller, 'decide', decide)
+    calls['plans'] = plans
     monkeypatch.setattr(mgr.controller, 'action_for',
                         lambda cluster, result:
                         calls['action_for'].append(result))
@@ -59,16 +77,20 @@ def test_a_running_scale_out_is_topped_up(manager):
     _guard_says(mgr, calls, monkeypatch, top_up)
     mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
     assert calls['guard'] == [10.0] and calls['action_for'] == [top_up]
-    assert calls['decide'] == []              # no planning while busy
+    assert calls['decide'] == []              # the top-up takes the round
 
 
-def test_only_a_top_up_acts_while_busy(manager):
+def test_only_a_top_up_or_a_trim_acts_while_busy(manager):
     mgr, calls, monkeypatch = manager
     blocked = dec.Decision(kind=dec.NONE, reason='no action: in flight',
                            at=10.0, trigger='guard', blocked_by='in_flight')
     _guard_says(mgr, calls, monkeypatch, blocked)
     mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
-    assert calls['guard'] == [10.0] and calls['action_for'] == []
+    assert calls['guard'] == [10.0] and calls['decide'] == [10.0]
+    assert calls['action_for'] == [] and mgr.store.recorded == []
+    # the planning loop waits for its next period
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=20.0)
+    assert calls['decide'] == [10.0]
 
 
 def test_guard_top_up_off_keeps_the_guard_quiet_while_busy(manager):
@@ -77,3 +99,35 @@ def test_guard_top_up_off_keeps_the_guard_quiet_while_busy(manager):
     mgr.handle_cluster({'id': 'c1', 'state': 'SCALING',
                         'policy': {'guard_top_up': False}}, now=10.0)
     assert calls['guard'] == [] and calls['action_for'] == []
+
+
+@pytest.mark.parametrize('plan', [
+    dec.Decision(kind=dec.TRIM, at=10.0, flavor='m1', count=3, trim_of='a1',
+                 reason='trim the scale-out in flight by 3'),
+    dec.Decision(kind=dec.SCALE_OUT, at=10.0, flavor='m1', count=2,
+                 top_up_of='a1', reason='top up the scale-out in flight by 2'),
+])
+def test_the_planning_loops_trim_or_top_up_is_recorded_and_written(manager, plan):
+    mgr, calls, monkeypatch = manager
+    _guard_says(mgr, calls, monkeypatch, None)
+    calls['plans']['next'] = plan
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
+    assert calls['action_for'] == [plan]
+    assert mgr.store.recorded == [(plan.kind, plan.reason)]
+
+
+def test_a_plain_scale_out_of_the_planning_loop_waits_while_busy(manager):
+    mgr, calls, monkeypatch = manager
+    _guard_says(mgr, calls, monkeypatch, None)
+    calls['plans']['next'] = dec.Decision(kind=dec.SCALE_OUT, at=10.0,
+                                          flavor='m1', count=2, reason='x')
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING', 'policy': {}}, now=10.0)
+    assert calls['action_for'] == [] and mgr.store.recorded == []
+
+
+def test_replan_in_flight_off_keeps_the_planning_loop_quiet_while_busy(manager):
+    mgr, calls, monkeypatch = manager
+    _guard_says(mgr, calls, monkeypatch, None)
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING',
+                        'policy': {'replan_in_flight': False}}, now=10.0)
+    assert calls['decide'] == [] and calls['action_for'] == []

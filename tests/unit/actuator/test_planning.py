@@ -12,6 +12,7 @@
 """The planning loop's shared inputs: the load planned for, the per-VM
 estimates and the horizon learnt from past joins.
 """
+import dataclasses
 import math
 
 import pytest
@@ -233,3 +234,82 @@ def test_a_hold_changes_no_other_decision():
     held = planning.plan(p, state, current, None, reg, 100.0, FLAVORS, held=9000.0)
     assert alone.kind != dec.SCALE_IN
     assert (held.kind, held.count, held.reason) == (alone.kind, alone.count, alone.reason)
+
+
+def _growing(state, adding, to_create, in_band=()):
+    """``state`` with a scale-out in flight that still adds ``adding`` VMs,
+    ``to_create`` of them not created yet.
+    """
+    return dataclasses.replace(
+        state, action_in_flight=True, in_warning_band=list(in_band),
+        growing=dec.Growing('a1', 'm1', adding, to_create))
+
+
+def test_a_scale_out_in_flight_is_trimmed_to_what_the_plan_needs():
+    reg = _registry()
+    # three VMs of about 2,000 reads/s each serve 600 in all: none more needed
+    p, state, current = _three_vms(200.0)
+    d = planning.plan(p, _growing(state, 6, 5), current, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count, d.trim_of, d.flavor) == (dec.TRIM, 5, 'a1', 'm1')
+    assert d.reason.startswith('trim the scale-out in flight by 5 of m1: it '
+                               'still adds 6, the plan needs 0 more; scale in by')
+    # one server is always left to the action
+    d = planning.plan(p, _growing(state, 6, 6), current, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.TRIM, 5)
+    # the servers it created join anyway: nothing to take
+    d = planning.plan(p, _growing(state, 6, 0), current, None, reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and d.blocked_by == 'in_flight'
+    d = planning.plan(p, _growing(state, 6, 1), current, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.TRIM, 1)
+    # off, the plan waits for the action as before
+    off = dataclasses.replace(p, replan_in_flight=False)
+    d = planning.plan(off, _growing(state, 6, 5), current, None, reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and d.reason == 'no action: an action is in flight'
+
+
+def test_a_scale_out_in_flight_keeps_what_the_plan_still_needs():
+    reg = _registry()
+    # 2,400 reads/s on each of three VMs whose boundary is near 2,000
+    p, state, current = _three_vms(2400.0)
+    free = planning.plan(p, state, current, None, reg, 100.0, FLAVORS)
+    assert free.kind == dec.SCALE_OUT
+    more = free.count + 3
+    d = planning.plan(p, _growing(state, more, more - 1), current, None, reg,
+                      100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.TRIM, 3)
+    assert 'the plan needs %d more' % free.count in d.reason
+    d = planning.plan(p, _growing(state, free.count, free.count), current,
+                      None, reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and 'all needed' in d.reason
+    # an action that adds fewer than the plan needs is topped up, the
+    # servers it created included
+    _, _, hotter = _three_vms(4000.0)
+    need = planning.plan(p, state, hotter, None, reg, 100.0, FLAVORS).count
+    assert need >= 3
+    d = planning.plan(p, _growing(state, 2, 1), hotter, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count, d.top_up_of) == (dec.SCALE_OUT, need - 2, 'a1')
+    assert d.reason.startswith('top up the scale-out in flight by %d of m1: it '
+                               'still adds 2, the plan needs %d more'
+                               % (need - 2, need))
+    # within max_size: three serving, two to come, room for one more
+    d = planning.plan(dataclasses.replace(p, max_size=6), _growing(state, 2, 1),
+                      hotter, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    d = planning.plan(dataclasses.replace(p, max_size=5), _growing(state, 2, 1),
+                      hotter, None, reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE
+    # a scale-out whose servers all exist (they join together) is left to
+    # its joins: the plan waits, as it does for any action in flight
+    d = planning.plan(p, _growing(state, 2, 0), hotter, None, reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and d.reason == 'no action: an action is in flight'
+
+
+def test_nothing_is_trimmed_while_a_vm_is_in_the_band_or_the_plan_cannot_say():
+    reg = _registry()
+    p, state, current = _three_vms(200.0)
+    d = planning.plan(p, _growing(state, 6, 5, in_band=['a']), current, None,
+                      reg, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and 'warning band' in d.reason
+    # no model: the plan cannot say what the cluster carries
+    d = planning.plan(p, _growing(state, 6, 5), current, None, None, 100.0, FLAVORS)
+    assert d.kind == dec.NONE and 'not trimmed: model not usable' in d.reason

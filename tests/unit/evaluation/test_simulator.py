@@ -213,3 +213,54 @@ def test_the_guard_tops_up_a_scale_out_still_joining(top_up):
     while c.count(sm.JOINING):
         c.step()
     assert el._growing(c) is None and c.count(sm.SERVING) == 11 + act.add
+
+
+def test_a_trim_drops_the_queued_vms_and_hands_their_ordinals_back():
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
+                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one.step()
+    one.apply(sm.Action(add=4, flavor='m1.medium'))
+    assert one.queued_ordinals() == [7, 6, 5]
+    first = one.slot_of[4]
+    one.apply(sm.Action(trim=2))
+    assert one.queued_ordinals() == [5] and 6 not in one.slot_of
+    assert one.count(sm.JOINING) == 2 and one.actions[-1].count == 2
+    # the report lists it beside the actions, not as one
+    assert [(r.kind, r.count) for r in one.trims] == [('trim', 2)]
+    assert len(one.actions) == 1
+    # the action now ends with its second VM's join and the cleanup after it
+    second = one.slot_of[5]
+    assert one.actions[-1].done_at == one.ready_at[second] + one.cfg.cleanup_s
+    assert one.start_at[second] == one.ready_at[first]
+    # the next VM created is the 6th again, with the same properties
+    while one.in_flight:
+        one.step()
+    assert one.count(sm.SERVING) == 6 and one.next_ordinal == 6
+    one.apply(sm.Action(add=1, flavor='m1.medium'))
+    assert 6 in one.slot_of
+
+
+def test_the_simulated_service_carries_out_a_trim_as_the_executor_does():
+    """The scale-out in flight shows its queued VMs as the actuator shows
+    the servers an action has not created (``Growing.to_create``), and a
+    trim drops them from the cluster and from the join being clocked.
+    """
+    from elastman.evaluation import policies as pol
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    c = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
+                      {'m1.medium': 10}, seed=3, noise_key='t')
+    el = pol.Elastman(predict=False)
+    el.start(c)
+    c.step()
+    act = el._act(c, dec.Decision(kind=dec.SCALE_OUT, reason='', at=c.t,
+                                  size=10, count=6, flavor='m1.medium'))
+    c.apply(act)
+    growing = el._growing(c)
+    assert (growing.adding, growing.to_create) == (6, 5)
+    d = dec.Decision(kind=dec.TRIM, reason='trim', at=c.t, count=5,
+                     trim_of=growing.action_id, flavor='m1.medium')
+    act = el._act(c, d)
+    assert act.trim == 5 and el.joining[-1][2] == [10]
+    c.apply(act)
+    assert el._growing(c).to_create == 0 and c.count(sm.JOINING) == 1

@@ -82,3 +82,16 @@ def test_show_by_time_prefix_and_json():
     assert out == older
     with pytest.raises(exceptions.CommandError, match='no decision at 2025'):
         fakes.run(decision.ShowDecision, client, 'orders', '2025')
+
+
+@pytest.mark.parametrize('field, kind, words', [
+    ('trim_of', 'trim', 'create 1 node(s) of flavour m1.small fewer in the '
+                        'scale-out in flight a1'),
+    ('top_up_of', 'scale_out', 'add 1 node(s) of flavour m1.small to the '
+                               'scale-out in flight a1'),
+])
+def test_show_names_the_scale_out_in_flight_a_change_is_for(field, kind, words):
+    doc = fakes.decision_doc(kind=kind)
+    doc['record'].update({field: 'a1', 'count': 1})
+    out = fakes.run(decision.ShowDecision, _client(doc), 'orders')
+    assert words in ' '.join(fakes.column_text(out, 2).split())
