@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from typing import Any
+from typing import Any, Callable
 import uuid
 
 from oslo_log import log as logging
@@ -372,14 +372,17 @@ class Controller:
     def action_for(self, cluster: dict,
                    result: decision_mod.Decision) -> dict | None:
         """Journal the action a decision calls for (None if it does not); a
-        top-up is written into the scale-out in flight, which is returned.
+        top-up or a trim is written into the scale-out in flight, which is
+        returned.
         """
         if not result.acts:
             return None
         if result.top_up_of:
-            return self._top_up(cluster, result)
+            return self._resize(cluster, result, self.store.actions.top_up,
+                                result.top_up_of, 'top-up')
         if result.trim_of:
-            return self._trim(cluster, result)
+            return self._resize(cluster, result, self.store.actions.trim,
+                                result.trim_of, 'trim')
         if result.kind == decision_mod.SCALE_OUT:
             params = {'flavor': result.flavor, 'count': result.count}
         else:
@@ -389,40 +392,22 @@ class Controller:
         return self.store.actions.create(cluster['id'], result.kind, params,
                                          step='requested')
 
-    def _trim(self, cluster: dict,
-              result: decision_mod.Decision) -> dict | None:
-        """Take a trim's servers from the scale-out in flight (the executor
-        creates no more than the count left); when that action has moved on,
-        the decision is recorded again as no action.
-        """
-        action = self.store.actions.trim(
-            cluster['id'], uuid.UUID(result.trim_of), result.count,
-            {'count': result.count, 'decided_at': result.at,
-             'trigger': result.trigger})
-        if action is None:
-            result.kind, result.blocked_by = decision_mod.NONE, 'in_flight'
-            result.reason = ('no action: the scale-out in flight stopped '
-                             'creating servers before its trim landed; '
-                             'wanted: %s' % result.reason)
-            self._record(cluster['id'], result)
-        LOG.info('cluster %s: %s', cluster['id'], result.reason)
-        return action
-
-    def _top_up(self, cluster: dict,
-                result: decision_mod.Decision) -> dict | None:
-        """Add a top-up's servers to the scale-out in flight; when that
+    def _resize(self, cluster: dict, result: decision_mod.Decision,
+                write: Callable[..., dict | None], action_id: str,
+                what: str) -> dict | None:
+        """Write a top-up or a trim into the scale-out in flight (``write``:
+        the journal's ``top_up`` or ``trim``), which is returned; when that
         action has moved on (it no longer creates servers), the decision is
         recorded again as no action.
         """
-        action = self.store.actions.top_up(
-            cluster['id'], uuid.UUID(result.top_up_of), result.count,
-            {'count': result.count, 'decided_at': result.at,
-             'trigger': result.trigger})
+        action = write(cluster['id'], uuid.UUID(action_id), result.count,
+                       {'count': result.count, 'decided_at': result.at,
+                        'trigger': result.trigger})
         if action is None:
             result.kind, result.blocked_by = decision_mod.NONE, 'in_flight'
             result.reason = ('no action: the scale-out in flight stopped '
-                             'creating servers before its top-up landed; '
-                             'wanted: %s' % result.reason)
+                             'creating servers before its %s landed; '
+                             'wanted: %s' % (what, result.reason))
             self._record(cluster['id'], result)
         LOG.info('cluster %s: %s', cluster['id'], result.reason)
         return action

@@ -15,6 +15,7 @@ decision record of every control period.
 from __future__ import annotations
 
 import datetime
+from typing import Callable
 import uuid
 
 from cassandra.util import uuid_from_time
@@ -94,43 +95,41 @@ class ActionRepository(base.Repository):
         parameters it last read, cannot miss it). The action as updated;
         None when it had moved on.
         """
-        action = self.get(cluster_id, action_id)
-        if action['kind'] != 'scale_out' or action['state'] in TERMINAL_STATES \
-                or action['step'] not in GROWABLE_STEPS:
-            return None
-        before = action['params'] or {}
-        after = dict(before, count=int(before['count']) + int(count),
-                     top_ups=list(before.get('top_ups') or []) + [record])
-        if not self._applied(
-                'UPDATE actions SET params = ?, updated_at = ? WHERE '
-                'cluster_id = ? AND id = ? IF step = ? AND params = ?',
-                (base.dumps(after), timeutils.utcnow(), cluster_id, action_id,
-                 action['step'], base.dumps(before))):
-            return None
-        action['params'] = after
-        return action
+        return self._resize(cluster_id, action_id, 'top_ups',
+                            lambda action, wanted: int(count), record)
 
     def trim(self, cluster_id: uuid.UUID, action_id: uuid.UUID, count: int,
              record: dict) -> dict | None:
         """Take up to ``count`` servers not created yet from a scale-out
         still at one of :data:`GROWABLE_STEPS`: its ``count`` shrinks (never
-        below the servers it created) and ``trims`` lists ``record`` with
-        the number taken (the same lightweight transaction as
-        :meth:`top_up`). The action as updated; None when it had moved on or
-        had nothing left to trim.
+        below the servers it created, nor to none) and ``trims`` lists
+        ``record`` with the number taken (the same lightweight transaction
+        as :meth:`top_up`). The action as updated; None when it had moved
+        on or had nothing left to trim.
+        """
+        def change(action: dict, wanted: int) -> int:
+            created = len((action.get('result') or {}).get('servers') or [])
+            return -max(0, min(int(count), wanted - max(created, 1)))
+
+        return self._resize(cluster_id, action_id, 'trims', change, record)
+
+    def _resize(self, cluster_id: uuid.UUID, action_id: uuid.UUID, listed: str,
+                change: Callable[[dict, int], int], record: dict) -> dict | None:
+        """Change the ``count`` of a scale-out still at one of
+        :data:`GROWABLE_STEPS` by ``change(action, count)`` (nothing when
+        0) and list ``record``, with the change's size, under ``listed``.
         """
         action = self.get(cluster_id, action_id)
         if action['kind'] != 'scale_out' or action['state'] in TERMINAL_STATES \
                 or action['step'] not in GROWABLE_STEPS:
             return None
         before = action['params'] or {}
-        created = len((action.get('result') or {}).get('servers') or [])
-        taken = min(int(count), int(before['count']) - max(created, 1))
-        if taken <= 0:
+        delta = change(action, int(before['count']))
+        if delta == 0:
             return None
-        after = dict(before, count=int(before['count']) - taken,
-                     trims=list(before.get('trims') or [])
-                     + [dict(record, count=taken)])
+        entry = dict(record, count=abs(delta))
+        after = dict(before, count=int(before['count']) + delta,
+                     **{listed: list(before.get(listed) or []) + [entry]})
         if not self._applied(
                 'UPDATE actions SET params = ?, updated_at = ? WHERE '
                 'cluster_id = ? AND id = ? IF step = ? AND params = ?',

@@ -132,31 +132,28 @@ class Actions:
                    reason=reason, updated_at=_now())
 
     def top_up(self, cluster_id, action_id, count, record):
-        row = self.rows[action_id]
-        if row['kind'] != 'scale_out' or row['state'] in (
-                actions_store.TERMINAL_STATES) or row['step'] not in (
-                actions_store.GROWABLE_STEPS):
-            return None
-        params = row['params']
-        row['params'] = dict(params, count=params['count'] + count,
-                             top_ups=list(params.get('top_ups') or [])
-                             + [record])
-        return self.get(cluster_id, action_id)
+        return self._resize(cluster_id, action_id, 'top_ups',
+                            lambda row, wanted: count, record)
 
     def trim(self, cluster_id, action_id, count, record):
+        def change(row, wanted):
+            created = len((row.get('result') or {}).get('servers') or [])
+            return -max(0, min(count, wanted - max(created, 1)))
+        return self._resize(cluster_id, action_id, 'trims', change, record)
+
+    def _resize(self, cluster_id, action_id, listed, change, record):
+        """As ActionRepository._resize, without the transaction."""
         row = self.rows[action_id]
         if row['kind'] != 'scale_out' or row['state'] in (
                 actions_store.TERMINAL_STATES) or row['step'] not in (
                 actions_store.GROWABLE_STEPS):
             return None
         params = row['params']
-        created = len((row.get('result') or {}).get('servers') or [])
-        taken = min(count, params['count'] - max(created, 1))
-        if taken <= 0:
+        delta = change(row, params['count'])
+        if not delta:
             return None
-        row['params'] = dict(params, count=params['count'] - taken,
-                             trims=list(params.get('trims') or [])
-                             + [dict(record, count=taken)])
+        row['params'] = dict(params, count=params['count'] + delta, **{
+            listed: list(params.get(listed) or []) + [dict(record, count=abs(delta))]})
         return self.get(cluster_id, action_id)
 
     def list(self, cluster_id, limit=100, marker=None):
