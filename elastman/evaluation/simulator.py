@@ -325,10 +325,13 @@ class SimCluster:
         defer = bool(self.defer[joining].all()) if len(joining) else True
         done = max(self.t, float(ready[0]) if len(ready) else self.t) + (
             0.0 if defer else self.cfg.cleanup_s)
-        self.actions[-1].count -= len(drop)
-        for a in self.actions[-20:]:
-            if a.kind == 'scale_out' and a.done_at > done:
-                a.done_at = done
+        left = len(drop)
+        for a in reversed(self.actions[-20:]):
+            # the newest records of the action (its top-ups) queued last
+            if a.kind == 'scale_out' and a.done_at > self.t:
+                taken = min(left, a.count)
+                a.count, left = a.count - taken, left - taken
+                a.done_at = min(a.done_at, done)
         self._busy_until = done
         return dropped
 

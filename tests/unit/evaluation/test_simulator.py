@@ -264,3 +264,15 @@ def test_the_simulated_service_carries_out_a_trim_as_the_executor_does():
     assert act.trim == 5 and el.joining[-1][2] == [10]
     c.apply(act)
     assert el._growing(c).to_create == 0 and c.count(sm.JOINING) == 1
+
+
+def test_a_trim_takes_its_vms_from_the_newest_records_of_the_action():
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
+                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one.step()
+    one.apply(sm.Action(add=3, flavor='m1.medium'))
+    one.apply(sm.Action(add=2, flavor='m1.medium'))      # a top-up
+    one.apply(sm.Action(trim=3))
+    assert [a.count for a in one.actions] == [2, 0]
+    assert one.actions[0].done_at == one.actions[1].done_at
