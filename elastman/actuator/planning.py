@@ -294,7 +294,9 @@ def replan(policy: ScalingPolicy, state: dec.ClusterState,
     by the difference (within ``max_size``). Where it asks for fewer (a
     smaller scale-out, none with every VM under its target, or a
     scale-in), the action's servers not created yet that exceed that are
-    trimmed, as long as one server is left to it; nothing is trimmed while
+    trimmed, at most as many a period as a scale-in would remove
+    (``max_scale_in_fraction``) and as long as one server is left to the
+    action; nothing is trimmed while
     a VM's latency is in the warning band or the plan cannot say (model,
     bounds, imbalance).
     """
@@ -325,7 +327,9 @@ def replan(policy: ScalingPolicy, state: dec.ClusterState,
         d.reason = ('%s; not trimmed while %d VM(s) are in the warning band'
                     % (waiting, len(state.in_warning_band)))
         return d
-    count = min(growing.adding - needed, growing.to_create, growing.adding - 1)
+    # at the pace of a scale-in: the load a trim follows down may come back
+    pace = max(1, math.floor(policy.max_scale_in_fraction * state.size + dec.EPS))
+    count = min(growing.adding - needed, growing.to_create, growing.adding - 1, pace)
     if count <= 0:
         d.reason = '%s, all needed: %s' % (waiting, plan_says)
         return d

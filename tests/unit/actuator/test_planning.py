@@ -249,13 +249,24 @@ def test_a_scale_out_in_flight_is_trimmed_to_what_the_plan_needs():
     reg = _registry()
     # three VMs of about 2,000 reads/s each serve 600 in all: none more needed
     p, state, current = _three_vms(200.0)
-    d = planning.plan(p, _growing(state, 6, 5), current, None, reg, 100.0, FLAVORS)
+    # six VMs: a scale-in's pace (max_scale_in_fraction 1.0) is six a period
+    names = ('a', 'b', 'c', 'd', 'e', 'f')
+    big = dec.ClusterState([dec.NodeInfo(n, 'm1') for n in names])
+    six = {n: current['a'] for n in names}
+    everyone = {n: 'm1' for n in names}
+    d = planning.plan(p, _growing(big, 6, 5), six, None, reg, 100.0, everyone)
     assert (d.kind, d.count, d.trim_of, d.flavor) == (dec.TRIM, 5, 'a1', 'm1')
     assert d.reason.startswith('trim the scale-out in flight by 5 of m1: it '
                                'still adds 6, the plan needs 0 more; scale in by')
     # one server is always left to the action
-    d = planning.plan(p, _growing(state, 6, 6), current, None, reg, 100.0, FLAVORS)
+    d = planning.plan(p, _growing(big, 6, 6), six, None, reg, 100.0, everyone)
     assert (d.kind, d.count) == (dec.TRIM, 5)
+    # at the pace of a scale-in: max_scale_in_fraction of the serving VMs
+    d = planning.plan(p, _growing(state, 6, 5), current, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.TRIM, 3)
+    slow = dataclasses.replace(p, max_scale_in_fraction=0.1)
+    d = planning.plan(slow, _growing(state, 6, 5), current, None, reg, 100.0, FLAVORS)
+    assert (d.kind, d.count) == (dec.TRIM, 1)
     # the servers it created join anyway: nothing to take
     d = planning.plan(p, _growing(state, 6, 0), current, None, reg, 100.0, FLAVORS)
     assert d.kind == dec.NONE and d.blocked_by == 'in_flight'
