@@ -30,10 +30,11 @@ def test_aggregate_p99_is_dominated_by_a_hot_share_above_one_percent():
     assert sm.aggregate_p99(p, np.ones(1000)) < 15
 
 
-def _cluster(n=4, minutes=120):
+def _cluster(n=4, minutes=120, join_slots=0):
     trace = tr.load('ramp', 4, minutes / 1440.0, seed=3)
-    return sm.SimCluster(trace, sm.SimConfig(), [sm.Flavor('m1.medium')],
-                         {'m1.medium': n}, seed=3, noise_key='t')
+    return sm.SimCluster(trace, sm.SimConfig(join_slots=join_slots),
+                         [sm.Flavor('m1.medium')], {'m1.medium': n}, seed=3,
+                         noise_key='t')
 
 
 def test_join_and_decommission_timing():
@@ -110,12 +111,10 @@ def test_join_slots_join_the_vms_of_a_scale_out_in_a_row():
     before it serves, as the actuator's executor bootstraps them; without a
     limit they join together.
     """
-    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
     together = _cluster()
     together.step()
     together.apply(sm.Action(add=3, flavor='m1.medium'))
-    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
-                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one = _cluster(join_slots=1)
     one.step()
     one.apply(sm.Action(add=3, flavor='m1.medium'))
     assert together.vms == 7 and one.vms == 5       # the next two are not created yet
@@ -216,9 +215,7 @@ def test_the_guard_tops_up_a_scale_out_still_joining(top_up):
 
 
 def test_a_trim_drops_the_queued_vms_and_hands_their_ordinals_back():
-    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
-    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
-                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one = _cluster(join_slots=1)
     one.step()
     one.apply(sm.Action(add=4, flavor='m1.medium'))
     assert one.queued_ordinals() == [7, 6, 5]
@@ -247,9 +244,7 @@ def test_the_simulated_service_carries_out_a_trim_as_the_executor_does():
     trim drops them from the cluster and from the join being clocked.
     """
     from elastman.evaluation import policies as pol
-    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
-    c = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
-                      {'m1.medium': 10}, seed=3, noise_key='t')
+    c = _cluster(n=10, join_slots=1)
     el = pol.Elastman(predict=False)
     el.start(c)
     c.step()
@@ -267,9 +262,7 @@ def test_the_simulated_service_carries_out_a_trim_as_the_executor_does():
 
 
 def test_a_trim_takes_its_vms_from_the_newest_records_of_the_action():
-    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
-    one = sm.SimCluster(trace, sm.SimConfig(join_slots=1), [sm.Flavor('m1.medium')],
-                        {'m1.medium': 4}, seed=3, noise_key='t')
+    one = _cluster(join_slots=1)
     one.step()
     one.apply(sm.Action(add=3, flavor='m1.medium'))
     one.apply(sm.Action(add=2, flavor='m1.medium'))      # a top-up
