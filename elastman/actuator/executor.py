@@ -709,7 +709,7 @@ class ActionExecutor:
                 raise
             self._take_changes(action, result)
             if action['params'] == expected:
-                raise         # not a top-up: the step itself moved on
+                raise         # no top-up or trim: the step itself moved on
             return False
         return True
 
