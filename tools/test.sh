@@ -15,4 +15,5 @@ export PATH=$VENV/bin:$PATH
 if [ $# -eq 0 ]; then
     set -- tests/unit tests/functional
 fi
-exec "$VENV/bin/python" -m pytest -p no:cacheprovider -ra "$@"
+# --durations: the slowest tests, so the suite can be kept within its time
+exec "$VENV/bin/python" -m pytest -p no:cacheprovider -ra --durations=30 "$@"
