@@ -173,7 +173,8 @@ class Controller:
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')),
             in_warning_band=in_band, last_action_kind=last_kind,
-            healing=healing, growing=self._growing(unfinished, serving))
+            healing=healing, growing=self._growing(unfinished, serving),
+            shrinking=self._shrinking(unfinished, serving))
 
     @staticmethod
     def _growing(unfinished: list[dict],
@@ -195,6 +196,24 @@ class Controller:
         return decision_mod.Growing(str(action['id']), params.get('flavor') or '',
                                     max(0, wanted - joined),
                                     max(0, wanted - len(servers)))
+
+    @staticmethod
+    def _shrinking(unfinished: list[dict],
+                   serving: list[dict]) -> decision_mod.Shrinking | None:
+        """The action in flight when it is a scale-in with serving nodes it
+        has not begun to remove.
+        """
+        if len(unfinished) != 1:
+            return None
+        action = unfinished[0]
+        if action['kind'] != 'scale_in' or \
+                action['step'] not in actions_store.SHRINKABLE_STEPS:
+            return None
+        params, result = action.get('params') or {}, action.get('result') or {}
+        begun = set(result.get('decommissioned') or []) | {result.get('leaving')}
+        up = {n['node_id'] for n in serving}
+        pending = [n for n in params.get('nodes') or [] if n in up and n not in begun]
+        return decision_mod.Shrinking(str(action['id']), pending) if pending else None
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,
                 recent: dict[str, list[dict]],
@@ -380,6 +399,14 @@ class Controller:
         if result.top_up_of:
             return self._resize(cluster, result, self.store.actions.top_up,
                                 result.top_up_of, 'top-up')
+        if result.trim_of and result.keep_nodes:
+            nodes = list(result.keep_nodes)
+            return self._resize(
+                cluster, result,
+                lambda cid, aid, count, record: self.store.actions.keep(
+                    cid, aid, nodes, record),
+                result.trim_of, 'trim',
+                'the scale-in in flight had begun to remove those nodes or ended')
         if result.trim_of:
             return self._resize(cluster, result, self.store.actions.trim,
                                 result.trim_of, 'trim')
@@ -394,20 +421,20 @@ class Controller:
 
     def _resize(self, cluster: dict, result: decision_mod.Decision,
                 write: Callable[..., dict | None], action_id: str,
-                what: str) -> dict | None:
-        """Write a top-up or a trim into the scale-out in flight (``write``:
-        the journal's ``top_up`` or ``trim``), which is returned; when that
-        action has moved on (it no longer creates servers), the decision is
-        recorded again as no action.
+                what: str, moved_on: str = 'the scale-out in flight stopped '
+                'creating servers') -> dict | None:
+        """Write a top-up or a trim into the action in flight (``write``:
+        the journal's ``top_up``, ``trim`` or ``keep``), which is returned;
+        when that action has moved on (``moved_on`` says how), the decision
+        is recorded again as no action.
         """
         action = write(cluster['id'], uuid.UUID(action_id), result.count,
                        {'count': result.count, 'decided_at': result.at,
                         'trigger': result.trigger})
         if action is None:
             result.kind, result.blocked_by = decision_mod.NONE, 'in_flight'
-            result.reason = ('no action: the scale-out in flight stopped '
-                             'creating servers before its %s landed; '
-                             'wanted: %s' % (what, result.reason))
+            result.reason = ('no action: %s before its %s landed; wanted: %s'
+                             % (moved_on, what, result.reason))
             self._record(cluster['id'], result)
         LOG.info('cluster %s: %s', cluster['id'], result.reason)
         return action

@@ -88,7 +88,9 @@ LOG = logging.getLogger(__name__)
 
 SCALE_OUT = 'scale_out'
 SCALE_IN = 'scale_in'
-#: fewer servers for the scale-out in flight, of those it has not created
+#: less for the action in flight to do: fewer servers for a scale-out, of
+#: those it has not created, or fewer nodes for a scale-in, of those it has
+#: not begun to remove (``keep_nodes``)
 TRIM = 'trim'
 NONE = 'none'
 
@@ -122,6 +124,16 @@ class Growing:
 
 
 @dataclasses.dataclass
+class Shrinking:
+    """A scale-in in flight that has nodes it has not begun to remove (the
+    executor removes them one at a time).
+    """
+
+    action_id: str
+    pending: list[str]   # its nodes not yet leaving the ring
+
+
+@dataclasses.dataclass
 class ClusterState:
     """What the decision needs to know about the cluster besides capacities.
 
@@ -133,7 +145,9 @@ class ClusterState:
     ``healing`` counts dead nodes the healer will replace (they are not in
     ``nodes``, but they count towards the floor, so that a replacement is
     not doubled by a repair scale-out). ``growing`` is the action in flight
-    when it is a scale-out the guard may top up (:class:`Growing`).
+    when it is a scale-out the guard may top up (:class:`Growing`);
+    ``shrinking`` when it is a scale-in with nodes it has not begun to
+    remove (:class:`Shrinking`), which the guard may keep.
     """
 
     nodes: list[NodeInfo]
@@ -144,6 +158,7 @@ class ClusterState:
     last_action_kind: str | None = None
     healing: int = 0
     growing: Growing | None = None
+    shrinking: Shrinking | None = None
 
     @property
     def size(self) -> int:
@@ -197,8 +212,11 @@ class Decision:
     trigger: str = 'plan'      # 'plan' (control period) or 'guard' (latency)
     #: the scale-out in flight this one adds its ``count`` servers to
     top_up_of: str | None = None
-    #: the scale-out in flight a ``trim`` takes ``count`` servers from
+    #: the action in flight a ``trim`` takes ``count`` servers (a
+    #: scale-out) or the ``keep_nodes`` (a scale-in) from
     trim_of: str | None = None
+    #: the nodes a ``trim`` of a scale-in keeps in the cluster
+    keep_nodes: list[str] = dataclasses.field(default_factory=list)
     flavor: str | None = None
     count: int = 0
     remove_nodes: list[str] = dataclasses.field(default_factory=list)

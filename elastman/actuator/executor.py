@@ -46,6 +46,10 @@ became ACTIVE or whose node never joined are deleted and the action FAILED
 (with a failure code the back-off counts by); a decommission that fails leaves
 the node and its server in place.
 
+A scale-in removes its nodes one at a time and reads its nodes again before
+each: the guard may keep those it has not begun to remove while a VM is in
+its warning band (``ActionRepository.keep``); the node leaving finishes.
+
 A cluster with credentials or TLS (``store.credentials``) is reached with
 them: nodetool logs in to JMX, and each new node must accept a CQL login.
 Before an action touches a cluster that has nodes, one node is asked to
@@ -895,8 +899,8 @@ class ActionExecutor:
         if result['plan'].get('delete_cluster'):
             return  # the whole cluster goes: no data to keep
         done = result.setdefault('decommissioned', [])
-        for node_id in result['plan']['remove']:
-            if node_id in done:
+        for node_id in list(result['plan']['remove']):
+            if node_id in done or not self._claim_removal(action, result, node_id):
                 continue
             node = self.store.nodes.get(action['cluster_id'], node_id)
             self.store.nodes.upsert(action['cluster_id'], node_id,
@@ -904,9 +908,47 @@ class ActionExecutor:
             if self._still_in_ring(action, node):
                 self._decommission_node(action, node)
             done.append(node_id)
+            result.pop('leaving', None)
             self.store.actions.advance(action['cluster_id'], action['id'],
                                        action['step'], result=result,
                                        expected_step=action['step'])
+
+    def _claim_removal(self, action: dict, result: dict, node_id: str,
+                       attempts: int = 3) -> bool:
+        """Before a scale-in's next decommission, read its nodes again: a
+        node the guard kept (:meth:`ActionRepository.keep`) leaves the plan
+        and False is returned; else the node is journalled as ``leaving``,
+        on the condition that the nodes are still those read, so that a
+        node is never both kept and removed.
+        """
+        if action['kind'] != 'scale_in' or result.get('leaving') == node_id:
+            return True
+        for attempt in range(attempts):
+            params = self.store.actions.get(action['cluster_id'],
+                                            action['id'])['params'] or {}
+            if node_id not in (params.get('nodes') or []):
+                result['plan']['remove'].remove(node_id)
+                result.setdefault('kept', []).append(node_id)
+                LOG.info('action %s: keeps node %s (the guard trimmed the '
+                         'scale-in)', action['id'], node_id)
+                self.store.actions.advance(action['cluster_id'], action['id'],
+                                           action['step'], result=result,
+                                           expected_step=action['step'])
+                return False
+            result['leaving'] = node_id
+            try:
+                self.store.actions.advance(
+                    action['cluster_id'], action['id'], action['step'],
+                    result=result, expected_step=action['step'],
+                    expected_params=params)
+            except exception.Conflict:
+                result.pop('leaving', None)
+                if attempt == attempts - 1:
+                    raise
+                continue    # kept meanwhile, or moved on: read again
+            action['params'] = params
+            return True
+        return True
 
     def _decommission_node(self, action: dict, node: dict) -> None:
         """Decommission ``node``, or wait for the decommission an earlier

@@ -41,7 +41,9 @@ during a scale-out that is still creating its servers (``guard_top_up``),
 unless the cluster's own p99 is green, adds to that action what its step
 lacks beyond the servers the action still adds (a top-up; with a step no
 larger, nothing). While any VM is in the band, the
-planning loop does not scale in; a scale-out it decides in a red round adds
+planning loop does not scale in, and a scale-in in flight keeps the nodes it
+has not begun to remove (a trim of it: the node leaving finishes, the
+executor removes no other); a scale-out it decides in a red round adds
 at least the guard's step (:func:`red_step`), as the action slot it takes is
 the guard's too.
 
@@ -155,17 +157,20 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
     severity when the guard last acted (None: unknown).
     """
     a = assess(policy, rounds)
-    if not policy.guard or a.colour == GREEN:
+    if not policy.guard:
+        return a
+    shrinking = cluster.shrinking
+    if cluster.action_in_flight and shrinking is not None and shrinking.pending \
+            and a.blocks_scale_in:
+        a.decision = _keep(policy, cluster, a, now, inputs)
+        return a
+    if a.colour == GREEN:
         return a
     fire = a.colour == RED or a.hot_rounds >= policy.guard_intervals
     if not fire or not cluster.nodes:
         return a
     why = _why(policy, a)
-    d = dec.Decision(kind=dec.NONE, reason='', at=float(now), size=cluster.size,
-                     floor=policy.floor, max_size=policy.max_size,
-                     alpha=policy.alpha, beta=policy.beta, dry_run=policy.dry_run,
-                     trigger='guard',
-                     inputs=dict(inputs or {}, guard=a.to_dict()))
+    d = _decision(policy, cluster, a, now, inputs)
     a.decision = d
     if cluster.action_in_flight:
         if a.colour == RED and cluster.growing is not None and policy.guard_top_up \
@@ -201,6 +206,30 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
         d.reason += '; during the cool-down, as the latency rises (%.2f of the SLO%s)' % (
             a.level, '' if last_level is None else ', %.2f at the last action' % last_level)
     return a
+
+
+def _decision(policy: ScalingPolicy, cluster: dec.ClusterState, a: Assessment,
+              now: float, inputs: Mapping[str, Any] | None) -> dec.Decision:
+    return dec.Decision(kind=dec.NONE, reason='', at=float(now), size=cluster.size,
+                        floor=policy.floor, max_size=policy.max_size,
+                        alpha=policy.alpha, beta=policy.beta, dry_run=policy.dry_run,
+                        trigger='guard', inputs=dict(inputs or {}, guard=a.to_dict()))
+
+
+def _keep(policy: ScalingPolicy, cluster: dec.ClusterState, a: Assessment,
+          now: float, inputs: Mapping[str, Any] | None) -> dec.Decision:
+    """A VM in the band during a scale-in: the nodes it has not begun to
+    remove stay (a trim of the scale-in); the one leaving finishes.
+    """
+    shrinking = cluster.shrinking
+    assert shrinking is not None
+    d = _decision(policy, cluster, a, now, inputs)
+    d.kind, d.trim_of = dec.TRIM, shrinking.action_id
+    d.keep_nodes, d.count = list(shrinking.pending), len(shrinking.pending)
+    d.reason = ('guard: keep the %d node(s) the scale-in in flight has not begun '
+                'to remove (%s): %s' % (d.count, ', '.join(d.keep_nodes),
+                                        _why(policy, a)))
+    return d
 
 
 def _cluster_green(policy: ScalingPolicy, a: Assessment) -> bool:
@@ -251,7 +280,9 @@ def _why(policy: ScalingPolicy, a: Assessment) -> str:
         parts.append('cluster p99 %.1f ms' % a.cluster_p99)
     if a.colour == RED:
         return 'red: ' + ', '.join(parts)
-    return 'yellow for %d interval(s): %s' % (a.hot_rounds, ', '.join(parts))
+    if a.hot_rounds:
+        return 'yellow for %d interval(s): %s' % (a.hot_rounds, ', '.join(parts))
+    return 'in the band: ' + ', '.join(parts)
 
 
 def _blocked(d: dec.Decision, reason: str, blocked: str) -> None:

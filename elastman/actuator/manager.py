@@ -196,19 +196,20 @@ class ActuatorManager(sharing.SharedManager):
     def _amend_in_flight(self, cluster: dict, now: float) -> None:
         """While an action runs, the guard still reads each new monitor
         round: a red one may top up a scale-out that is still creating its
-        servers. Else the planning loop, when its period is due, may top up
-        such a scale-out by the VMs its plan lacks, or trim the servers it
-        has not created yet that its plan no longer needs (recorded; a
-        period that changes nothing is not). The running executor takes
-        either in.
+        servers, and a VM in the band keeps the nodes a scale-in has not
+        begun to remove. Else the planning loop, when its period is due, may
+        top up such a scale-out by the VMs its plan lacks, or trim the
+        servers it has not created yet that its plan no longer needs
+        (recorded; a period that changes nothing is not). The running
+        executor takes any of them in.
         """
         policy = self.controller.policy_of(cluster)
-        if policy.guard_top_up:
-            result = self._guard(cluster, policy, now)
-            if result is not None and result.acts and result.top_up_of:
-                self._amend(cluster, result, None)
-                self.controller.action_for(cluster, result)
-                return
+        result = self._guard(cluster, policy, now)
+        if result is not None and result.acts and (
+                result.top_up_of or result.trim_of):
+            self._amend(cluster, result, None)
+            self.controller.action_for(cluster, result)
+            return
         cluster_id = str(cluster['id'])
         period = policy.control_period_s
         if not policy.replan_in_flight or not schedule.is_due(

@@ -28,6 +28,9 @@ TERMINAL_STATES = frozenset({'SUCCEEDED', 'FAILED', 'ROLLED_BACK'})
 #: Steps at which a scale-out still takes more servers (a top-up): the
 #: executor reads its count again before each group of joins.
 GROWABLE_STEPS = ('requested', 'planned', 'creating')
+#: Steps at which a scale-in may still keep nodes it has not begun to
+#: remove: the executor reads its nodes again before each decommission.
+SHRINKABLE_STEPS = ('requested', 'planned', 'cleaning', 'decommissioning')
 
 
 def _decode(row: dict | None) -> dict | None:
@@ -112,6 +115,45 @@ class ActionRepository(base.Repository):
             return -max(0, min(int(count), wanted - max(created, 1)))
 
         return self._resize(cluster_id, action_id, 'trims', change, record)
+
+    def keep(self, cluster_id: uuid.UUID, action_id: uuid.UUID,
+             nodes: list[str], record: dict, attempts: int = 3) -> dict | None:
+        """Take ``nodes`` out of a scale-in still at one of
+        :data:`SHRINKABLE_STEPS`, those of them it has not begun to remove
+        (not in its result's ``leaving`` nor ``decommissioned``): its
+        ``nodes`` shrink and ``keeps`` lists ``record`` with the nodes kept.
+        A lightweight transaction on the step, parameters and result read,
+        so that a node the executor claims (:meth:`advance` with
+        ``expected_params``) is never both removed and kept; a race with
+        the executor's progress is retried. The action as updated; None
+        when it had moved on or had none of ``nodes`` left to keep.
+        """
+        for _ in range(attempts):
+            action = self.get(cluster_id, action_id)
+            if action['kind'] != 'scale_in' or action['state'] in TERMINAL_STATES \
+                    or action['step'] not in SHRINKABLE_STEPS:
+                return None
+            before, result = action['params'] or {}, action['result'] or {}
+            begun = set(result.get('decommissioned') or [])
+            if result.get('leaving'):
+                begun.add(result['leaving'])
+            kept = [n for n in before.get('nodes') or []
+                    if n in set(nodes) and n not in begun]
+            if not kept:
+                return None
+            after = dict(before, nodes=[n for n in before['nodes'] if n not in kept],
+                         keeps=list(before.get('keeps') or []) + [
+                             dict(record, nodes=kept)])
+            if self._applied(
+                    'UPDATE actions SET params = ?, updated_at = ? WHERE '
+                    'cluster_id = ? AND id = ? IF step = ? AND params = ? '
+                    'AND result = ?',
+                    (base.dumps(after), timeutils.utcnow(), cluster_id, action_id,
+                     action['step'], base.dumps(before),
+                     base.dumps(action['result']))):
+                action['params'] = after
+                return action
+        return None
 
     def _resize(self, cluster_id: uuid.UUID, action_id: uuid.UUID, listed: str,
                 change: Callable[[dict, int], int], record: dict) -> dict | None:

@@ -228,6 +228,32 @@ def test_a_trim_takes_only_servers_not_created_yet(store):
     assert store.actions.trim(cid, fresh['id'], 5, {})['params']['count'] == 1
 
 
+def test_a_keep_takes_only_nodes_a_scale_in_has_not_begun_to_remove(store):
+    """The guard's keep conditions on the result too: a node the executor
+    claimed (``leaving``, written on the condition that the nodes are those
+    it read) is never kept, and a claim after a keep fails.
+    """
+    cid = uuid.uuid4()
+    action = store.actions.create(cid, 'scale_in', {'nodes': ['a', 'b', 'c']},
+                                  step='requested')
+    # no result yet (a null column): every node may be kept
+    read = store.actions.get(cid, action['id'])['params']
+    store.actions.advance(cid, action['id'], 'decommissioning',
+                          result={'leaving': 'a', 'decommissioned': []},
+                          expected_step='requested', expected_params=read)
+    kept = store.actions.keep(cid, action['id'], ['a', 'b'], {'at': 2.5})
+    assert kept['params'] == dict(read, nodes=['a', 'c'],
+                                  keeps=[{'at': 2.5, 'nodes': ['b']}])
+    # the executor's claim of c with the nodes it read before the keep fails
+    with pytest.raises(exception.Conflict):
+        store.actions.advance(cid, action['id'], 'decommissioning',
+                              result={'leaving': 'c', 'decommissioned': ['a']},
+                              expected_step='decommissioning', expected_params=read)
+    assert store.actions.keep(cid, action['id'], ['a', 'b'], {}) is None
+    fresh = store.actions.create(cid, 'scale_in', {'nodes': ['x']}, step='requested')
+    assert store.actions.keep(cid, fresh['id'], ['x'], {})['params']['nodes'] == []
+
+
 def test_leases_are_exclusive(store):
     assert store.leases.acquire('cluster-x', 'host-a', ttl=30)
     assert not store.leases.acquire('cluster-x', 'host-b', ttl=30)

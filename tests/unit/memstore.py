@@ -141,6 +141,23 @@ class Actions:
             return -max(0, min(count, wanted - max(created, 1)))
         return self._resize(cluster_id, action_id, 'trims', change, record)
 
+    def keep(self, cluster_id, action_id, nodes, record):
+        """As ActionRepository.keep, without the transaction."""
+        row = self.rows[action_id]
+        if row['kind'] != 'scale_in' or row['state'] in (
+                actions_store.TERMINAL_STATES) or row['step'] not in (
+                actions_store.SHRINKABLE_STEPS):
+            return None
+        params, result = row['params'], row['result'] or {}
+        begun = set(result.get('decommissioned') or []) | {result.get('leaving')}
+        kept = [n for n in params['nodes'] if n in nodes and n not in begun]
+        if not kept:
+            return None
+        row['params'] = dict(params, nodes=[n for n in params['nodes'] if n not in kept],
+                             keeps=list(params.get('keeps') or []) + [
+                                 dict(record, nodes=kept)])
+        return self.get(cluster_id, action_id)
+
     def _resize(self, cluster_id, action_id, listed, change, record):
         """As ActionRepository._resize, without the transaction."""
         row = self.rows[action_id]

@@ -148,6 +148,9 @@ def decision_change(record: Mapping[str, Any]) -> str:
                 if record.get('top_up_of') else '')
         return 'add %s node(s) of flavour %s%s' % (record.get('count'),
                                                    record.get('flavor'), into)
+    if kind == 'trim' and record.get('keep_nodes'):
+        return 'keep %s, which the scale-in in flight %s has not begun to remove' % (
+            ', '.join(record['keep_nodes']), record.get('trim_of'))
     if kind == 'trim':
         return ('create %s node(s) of flavour %s fewer in the scale-out in '
                 'flight %s' % (record.get('count'), record.get('flavor'),

@@ -170,6 +170,52 @@ def test_a_top_up_the_action_outran_is_recorded_as_no_action(conf):
     assert store.recorded == [('none', 'in_flight')]
 
 
+class ShrinkingStore(Store):
+    """A scale-in of n2 and n3 in flight: n2 is leaving, n3 not yet."""
+
+    ACTION = {'id': '5c7a7e86-0b7e-11f1-8b1e-0242ac120003', 'kind': 'scale_in',
+              'state': 'RUNNING', 'step': 'decommissioning',
+              'params': {'nodes': ['n2', 'n3']},
+              'result': {'leaving': 'n2', 'decommissioned': []}}
+
+    def __init__(self, cluster_p99, moved_on=False):
+        super().__init__(cluster_p99)
+        self.moved_on = moved_on
+        self.keeps, self.recorded = [], []
+
+    def unfinished(self, cluster_id):
+        return [dict(self.ACTION)]
+
+    def keep(self, cluster_id, action_id, nodes, record):
+        self.keeps.append((str(action_id), nodes, record['trigger']))
+        return None if self.moved_on else dict(self.ACTION)
+
+    def record_decision(self, cluster_id, ts, action, record):
+        self.recorded.append((action, record['blocked_by']))
+
+
+@pytest.mark.parametrize('moved_on', [False, True])
+def test_a_red_round_keeps_what_the_scale_in_has_not_begun_to_remove(conf, moved_on):
+    store = ShrinkingStore([50.0, 20.0, 20.0], moved_on)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_threshold_ms': 35.0,
+                          'slo_metric': 'read_with_queue_p99_ms'}}
+    controller = controller_mod.Controller(conf, store)
+    d = controller.guard(cluster, now=NOW, record=False)
+    assert (d.kind, d.trim_of, d.keep_nodes) == ('trim', ShrinkingStore.ACTION['id'],
+                                                 ['n3'])
+    action = controller.action_for(cluster, d)
+    assert store.keeps == [(ShrinkingStore.ACTION['id'], ['n3'], 'guard')]
+    if moved_on:
+        assert action is None and (d.kind, d.blocked_by) == ('none', 'in_flight')
+        assert d.reason.startswith('no action: the scale-in in flight had begun to '
+                                   'remove those nodes or ended before its trim')
+        assert store.recorded == [('none', 'in_flight')]
+    else:
+        assert action['id'] == ShrinkingStore.ACTION['id'] and store.recorded == []
+
+
 class SilentSamples(Samples):
     """n1 and n2 are red (50 ms) in the two older rounds and do not answer
     the newest, where n3 alone answers green; the monitor measured no

@@ -103,16 +103,16 @@ SPEC = {'mode': 'managed', 'flavor': 'small', 'image': 'img-1',
         'trust_id': 'trust-1'}
 
 
-def make_world(conf, cloud):
+def make_world(conf, cloud, ring_class=Ring):
     """A store with cluster c1 (CREATING, no node), ``cloud``, a ring of
-    its servers and an executor on them.
+    its servers (a ``ring_class``) and an executor on them.
     """
     conf.set_override('join_timeout', 5, 'actuator')
     store = memstore.MemStore()
     store.clusters.rows['c1'] = {'id': 'c1', 'name': 'shop',
                                  'project_id': 'proj-a', 'state': 'CREATING',
                                  'spec': dict(SPEC), 'policy': {}}
-    ring = Ring(cloud)
+    ring = ring_class(cloud)
     executor = executor_mod.ActionExecutor(conf, store, cloud,
                                            nodetool_factory=ring)
     return store, cloud, ring, executor

@@ -196,6 +196,35 @@ def test_guard_top_up_off_leaves_the_scale_out_as_it_is():
     assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
 
 
+def shrinking(*pending):
+    return state(action_in_flight=True,
+                 shrinking=dec.Shrinking('a1', list(pending)))
+
+
+def test_one_vm_in_the_band_keeps_what_a_scale_in_has_not_begun_to_remove():
+    # one VM in the band is within alpha: no scale-out, yet no scale-in
+    a = guard.evaluate(policy(), shrinking('n8', 'n9'), [rnd([30])], {}, NOW)
+    d = a.decision
+    assert (d.kind, d.trim_of, d.keep_nodes, d.count) == (dec.TRIM, 'a1', ['n8', 'n9'], 2)
+    assert d.trigger == 'guard' and d.acts
+    assert d.reason == ('guard: keep the 2 node(s) the scale-in in flight has not '
+                        'begun to remove (n8, n9): in the band: 1 VM(s) in the '
+                        'warning band (>= 28 ms)')
+    red = guard.evaluate(policy(), shrinking('n9'), [rnd([40, 50])], {}, NOW)
+    assert (red.decision.kind, red.decision.keep_nodes) == (dec.TRIM, ['n9'])
+    assert 'red: 2 VM(s) above the SLO' in red.decision.reason
+
+
+def test_a_green_round_lets_a_scale_in_go_on():
+    a = guard.evaluate(policy(), shrinking('n9'), [rnd([20, 20])], {}, NOW)
+    assert a.decision is None
+    # a scale-in with every node begun: the guard is blocked as for any action
+    a = guard.evaluate(policy(), state(action_in_flight=True), [rnd([40, 50])], {}, NOW)
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+    off = guard.evaluate(policy(guard=False), shrinking('n9'), [rnd([40])], {}, NOW)
+    assert off.decision is None
+
+
 def test_a_top_up_counts_the_servers_in_flight_against_max_size():
     a = guard.evaluate(policy(guard_step=0.5, max_size=13), growing(2),
                        [rnd([40, 40])], {}, NOW)

@@ -11,7 +11,8 @@
 #    under the License.
 """While a cluster's action runs, the actuator still runs the guard on each
 new monitor round and the planning loop when its period is due; only a
-top-up or a trim of the running scale-out comes of them.
+top-up or a trim of the running scale-out, or the guard keeping the nodes a
+running scale-in has not begun to remove, comes of them.
 """
 import pytest
 
@@ -93,12 +94,25 @@ def test_only_a_top_up_or_a_trim_acts_while_busy(manager):
     assert calls['decide'] == [10.0]
 
 
-def test_guard_top_up_off_keeps_the_guard_quiet_while_busy(manager):
+def test_the_guard_off_stays_quiet_while_busy(manager):
     mgr, calls, monkeypatch = manager
     _guard_says(mgr, calls, monkeypatch, None)
     mgr.handle_cluster({'id': 'c1', 'state': 'SCALING',
-                        'policy': {'guard_top_up': False}}, now=10.0)
+                        'policy': {'guard': False}}, now=10.0)
     assert calls['guard'] == [] and calls['action_for'] == []
+
+
+def test_a_running_scale_in_keeps_the_nodes_the_guard_keeps(manager):
+    mgr, calls, monkeypatch = manager
+    keep = dec.Decision(kind=dec.TRIM, reason='guard: keep', at=10.0,
+                        trigger='guard', count=2, trim_of='a1',
+                        keep_nodes=['n8', 'n9'])
+    _guard_says(mgr, calls, monkeypatch, keep)
+    # with guard_top_up off too: keeping nodes is not a top-up
+    mgr.handle_cluster({'id': 'c1', 'state': 'SCALING',
+                        'policy': {'guard_top_up': False}}, now=10.0)
+    assert calls['guard'] == [10.0] and calls['action_for'] == [keep]
+    assert calls['decide'] == []
 
 
 @pytest.mark.parametrize('plan', [

@@ -95,3 +95,11 @@ def test_show_names_the_scale_out_in_flight_a_change_is_for(field, kind, words):
     doc['record'].update({field: 'a1', 'count': 1})
     out = fakes.run(decision.ShowDecision, _client(doc), 'orders')
     assert words in ' '.join(fakes.column_text(out, 2).split())
+
+
+def test_show_names_the_nodes_a_scale_in_in_flight_keeps():
+    doc = fakes.decision_doc(kind='trim')
+    doc['record'].update({'trim_of': 'a1', 'count': 2, 'keep_nodes': ['n8', 'n9']})
+    out = fakes.run(decision.ShowDecision, _client(doc), 'orders')
+    assert 'keep n8, n9, which the scale-in in flight a1 has not begun to remove' in \
+        ' '.join(fakes.column_text(out, 2).split())
