@@ -413,7 +413,19 @@ class Elastman(Policy):
         return dec.ClusterState(nodes, sim.in_flight, sim.last_action_done,
                                 self.started_at, in_warning_band=in_band,
                                 last_action_kind=sim.actions[-1].kind if sim.actions else None,
-                                growing=self._growing(sim))
+                                growing=self._growing(sim), shrinking=self._shrinking(sim))
+
+    @staticmethod
+    def _shrinking(sim: SimCluster) -> dec.Shrinking | None:
+        """The scale-in in flight while it has VMs it has not begun to
+        remove (only with removal slots: else they all leave at once).
+        """
+        if not (sim.in_flight and sim.actions and sim.actions[-1].kind == 'scale_in'):
+            return None
+        pending = sim.pending_removals()
+        if not pending:
+            return None
+        return dec.Shrinking('sim-%d' % (len(sim.actions) - 1), [str(k) for k in pending])
 
     @staticmethod
     def _growing(sim: SimCluster) -> dec.Growing | None:
@@ -499,6 +511,8 @@ class Elastman(Policy):
                           defer_cleanup=self.policy.cleanup == 'before_removal')
         if d.kind == dec.SCALE_IN:
             return Action(remove=[int(n) for n in d.remove_nodes], reason=d.reason)
+        if d.kind == dec.TRIM and d.keep_nodes:
+            return Action(keep=[int(n) for n in d.keep_nodes], reason=d.reason)
         if d.kind == dec.TRIM:
             # the VMs it drops no longer count in the join being clocked
             dropped = set(sim.queued_ordinals()[:d.count])

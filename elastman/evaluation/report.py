@@ -228,6 +228,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='VMs of a cluster that join at once (0: every VM of a '
                          'scale-out in parallel; 1: one after the other, as the '
                          'actuator does and Cassandra requires); default %(default)s')
+    ap.add_argument('--removal-slots', type=int,
+                    default=sim_mod.SimConfig.removal_slots, metavar='N',
+                    help='VMs of a cluster that leave at once (0: every VM of a '
+                         'scale-in together; 1: one after the other, as the '
+                         'actuator removes them); default %(default)s')
     ap.add_argument('--set', action='append', default=[], dest='settings',
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '
@@ -241,9 +246,12 @@ def run_args(args: argparse.Namespace) -> int:
         settings = pol.parse_settings(args.settings)
     except ValueError as e:
         raise SystemExit('simulate: %s' % e)
-    if args.join_slots < 0:
-        raise SystemExit('simulate: --join-slots %d: 0 or more' % args.join_slots)
-    cfg = sim_mod.SimConfig(join_slots=args.join_slots)
+    for option, value in (('--join-slots', args.join_slots),
+                          ('--removal-slots', args.removal_slots)):
+        if value < 0:
+            raise SystemExit('simulate: %s %d: 0 or more' % (option, value))
+    cfg = sim_mod.SimConfig(join_slots=args.join_slots,
+                            removal_slots=args.removal_slots)
     if args.sweep:
         return run_sweep(args, settings, cfg)
     try:

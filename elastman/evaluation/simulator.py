@@ -33,6 +33,10 @@ parallel; 1 joins them in a row, as the actuator's executor does (Cassandra
 refuses a bootstrap while another node bootstraps, ``tools/bench_joins.py``):
 each VM is created, and billed, when the one before it serves. A removed VM
 keeps serving while it decommissions and is billed until it is gone.
+``removal_slots`` bounds how many VMs of a scale-in leave at once: 0 lets
+them all decommission together; 1 removes them in a row, as the executor
+does, and the VMs not yet begun keep serving and can be kept
+(:meth:`SimCluster.keep`).
 
 Everything random comes from the seed: the properties of the k-th VM a
 cluster creates (share weight, capacity factor, join jitter, interference
@@ -77,6 +81,7 @@ class SimConfig:
     join_jitter: float = 0.2         # +- fraction of boot + bootstrap
     cleanup_s: float = 300.0
     join_slots: int = 0              # VMs joining at once; 0: no limit
+    removal_slots: int = 0           # VMs leaving at once; 0: no limit
     decommission_s: float = 600.0
     streaming_penalty: float = 0.9   # capacity factor while streaming/cleaning
     interference_per_day: float = 0.1  # episodes per VM per day
@@ -140,10 +145,12 @@ class Action:
     defer_cleanup: bool = False
     #: VMs the scale-out in flight no longer creates (of those still queued)
     trim: int = 0
+    #: node ordinals the scale-in in flight no longer removes
+    keep: list[int] = dataclasses.field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.add and not self.remove and not self.trim
+        return not self.add and not self.remove and not self.trim and not self.keep
 
 
 @dataclasses.dataclass
@@ -335,6 +342,33 @@ class SimCluster:
         self._busy_until = done
         return dropped
 
+    def pending_removals(self) -> list[int]:
+        """The ordinals of the VMs a scale-in in flight has not begun to
+        remove (they serve until their turn), in the order it would.
+        """
+        slots = np.flatnonzero((self.state == SERVING) & (self.leave_at > self.t))
+        return [int(k) for k in self.ordinal[slots[np.argsort(self.leave_at[slots],
+                                                              kind='stable')]]]
+
+    def keep(self, ordinals: Sequence[int]) -> list[int]:
+        """Keep those of ``ordinals`` the scale-in in flight has not begun
+        to remove; the action then ends when its last leaving VM is gone.
+        Returns the ordinals kept.
+        """
+        kept = [k for k in self.pending_removals() if k in set(ordinals)]
+        if not kept:
+            return []
+        slots = [self.slot_of[k] for k in kept]
+        self.leave_at[slots], self.done_at[slots] = 0.0, 0.0
+        going = np.flatnonzero((self.state == LEAVING) | (self.leave_at > 0))
+        done = max([self.t] + [float(self.done_at[s]) for s in going])
+        for a in reversed(self.actions[-20:]):
+            if a.kind == 'scale_in' and a.done_at > self.t:
+                a.count, a.done_at = a.count - len(kept), min(a.done_at, done)
+                break
+        self._busy_until = done
+        return kept
+
     def _queued(self) -> np.ndarray:
         """Slots of the VMs queued to join and not created yet, the last
         queued first.
@@ -356,6 +390,12 @@ class SimCluster:
                 self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
                                                len(dropped), self._busy_until,
                                                action.reason))
+        if action.keep:
+            kept = self.keep(action.keep)
+            if kept:
+                self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
+                                               len(kept), self._busy_until,
+                                               action.reason))
         if action.add > 0:
             flavor = action.flavor or self.flavors[0].name
             done = self._create(flavor, action.add, defer_cleanup=action.defer_cleanup)
@@ -374,12 +414,15 @@ class SimCluster:
             if stay:
                 start = self.t + self.cfg.cleanup_s
                 self.stream_until[stay] = np.maximum(self.stream_until[stay], start)
-            done = start + self.cfg.decommission_s
-            for k in removable:
+            # with removal slots, in waves of that many, one after another
+            wave = self.cfg.removal_slots if self.cfg.removal_slots > 0 else len(removable)
+            done = start
+            for i, k in enumerate(removable):
                 s = self.slot_of[k]
-                self.done_at[s] = done
-                if stay:
-                    self.leave_at[s] = start
+                leave = start + (i // wave) * self.cfg.decommission_s
+                done = self.done_at[s] = leave + self.cfg.decommission_s
+                if leave > self.t:
+                    self.leave_at[s] = leave
                 else:
                     self.state[s] = LEAVING
             flav = self.flavors[int(self.flavor[self.slot_of[removable[0]]])].name

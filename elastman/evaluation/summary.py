@@ -18,7 +18,7 @@ import numpy as np
 
 #: the columns of ``summary.csv``, in order
 FIELDS = ('policy', 'violation_minutes', 'violation_pct',
-          'violation_minutes_in_flight', 'vm_hours',
+          'violation_minutes_in_flight', 'violation_minutes_interfered', 'vm_hours',
           'vm_hours_vs_oracle', 'actions', 'max_vms', 'mean_vms', 'p99_median_ms')
 
 
@@ -31,9 +31,13 @@ def summarise(name: str, result: dict[str, Any], step_s: int) -> dict[str, Any]:
     minutes = len(s['t'])
     viol = int(s['violation'].sum())
     in_flight = int((s['violation'] * s['in_flight']).sum())
+    # minutes whose VMs over capacity include one in an interference episode
+    over_interfered = np.asarray(s.get('over_interfered', np.zeros(minutes)))
+    interfered = int((s['violation'] * (over_interfered > 0)).sum())
     return {'policy': name, 'violation_minutes': viol * step_s / 60,
             'violation_pct': 100.0 * viol / max(minutes, 1),
             'violation_minutes_in_flight': in_flight * step_s / 60,
+            'violation_minutes_interfered': interfered * step_s / 60,
             'vm_hours': float(s['vms'].sum()) * step_s / 3600.0,
             'actions': len(result['actions']), 'max_vms': int(s['vms'].max()),
             'mean_vms': float(s['vms'].mean()),

@@ -30,9 +30,10 @@ def test_aggregate_p99_is_dominated_by_a_hot_share_above_one_percent():
     assert sm.aggregate_p99(p, np.ones(1000)) < 15
 
 
-def _cluster(n=4, minutes=120, join_slots=0):
+def _cluster(n=4, minutes=120, join_slots=0, removal_slots=0):
     trace = tr.load('ramp', 4, minutes / 1440.0, seed=3)
-    return sm.SimCluster(trace, sm.SimConfig(join_slots=join_slots),
+    return sm.SimCluster(trace, sm.SimConfig(join_slots=join_slots,
+                                             removal_slots=removal_slots),
                          [sm.Flavor('m1.medium')], {'m1.medium': n}, seed=3,
                          noise_key='t')
 
@@ -212,6 +213,55 @@ def test_the_guard_tops_up_a_scale_out_still_joining(top_up):
     while c.count(sm.JOINING):
         c.step()
     assert el._growing(c) is None and c.count(sm.SERVING) == 11 + act.add
+
+
+def test_removal_slots_remove_the_vms_of_a_scale_in_in_a_row():
+    c = _cluster(n=6, removal_slots=1)
+    c.step()
+    c.apply(sm.Action(remove=[5, 4, 3]))
+    # the first leaves now, the others serve until their turn
+    assert c.count(sm.LEAVING) == 1 and c.pending_removals() == [4, 3]
+    assert c.actions[-1].done_at == c.t + 3 * c.cfg.decommission_s
+    start = c.t
+    while c.t < start + c.cfg.decommission_s:
+        c.step()
+    assert 5 not in c.slot_of and c.count(sm.LEAVING) == 1
+    assert c.pending_removals() == [3]
+    together = _cluster(n=6)
+    together.step()
+    together.apply(sm.Action(remove=[5, 4, 3]))
+    assert together.count(sm.LEAVING) == 3 and together.pending_removals() == []
+
+
+def test_the_guard_keeps_what_a_scale_in_has_not_begun_to_remove():
+    """With removal slots the simulated service sees a scale-in as the
+    actuator sees one with nodes still to remove, and a VM in the band
+    keeps them through the guard's own code.
+    """
+    from elastman.actuator import guard
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=10, removal_slots=1)
+    el = pol.Elastman(predict=False)
+    el.start(c)
+    c.step()
+    c.apply(sm.Action(remove=[9, 8, 7]))
+    assert el._shrinking(c).pending == ['8', '7']
+    c.step()
+    slots = c.serving_slots()
+    p99 = {str(int(k)): 10.0 for k in c.ordinal[slots]}
+    p99['0'] = 0.9 * c.cfg.slo_ms          # one VM in the band
+    el.rounds.appendleft(guard.Round(c.t, p99, 10.0))
+    act = el.control(c)
+    assert act.keep == [8, 7] and 'keep the 2 node(s)' in act.reason
+    c.apply(act)
+    assert c.pending_removals() == [] and el._shrinking(c) is None
+    # the action ends with the VM that was leaving; the report lists the trim
+    assert c.actions[-1].count == 1
+    assert c.actions[-1].done_at == c.done_at[c.slot_of[9]]
+    assert [(r.kind, r.count) for r in c.trims] == [('trim', 2)]
+    while c.in_flight:
+        c.step()
+    assert c.count(sm.SERVING) == 9 and 8 in c.slot_of and 7 in c.slot_of
 
 
 def test_a_trim_drops_the_queued_vms_and_hands_their_ordinals_back():
