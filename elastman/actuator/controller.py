@@ -54,6 +54,14 @@ FORECAST_METRICS = workload.LOAD_KEYS
 CLUSTER_METRICS = ('read_p99_ms', 'read_with_queue_p99_ms')
 
 
+def _sole(unfinished: list[dict], kind: str, steps: tuple[str, ...]) -> dict | None:
+    """The one action in flight when it is of ``kind`` at one of ``steps``."""
+    if len(unfinished) != 1:
+        return None
+    action = unfinished[0]
+    return action if action['kind'] == kind and action['step'] in steps else None
+
+
 def _sample_load(row: dict) -> dict[str, Any]:
     """The keys of a stored sample the decision reads: load, sizes, the SLO
     metrics (the monitor keeps the queue-inclusive one in ``extra``) and the
@@ -182,11 +190,8 @@ class Controller:
         """The action in flight when it is a scale-out that still creates
         its servers, with how many of them do not serve yet.
         """
-        if len(unfinished) != 1:
-            return None
-        action = unfinished[0]
-        if action['kind'] != 'scale_out' or \
-                action['step'] not in actions_store.GROWABLE_STEPS:
+        action = _sole(unfinished, 'scale_out', actions_store.GROWABLE_STEPS)
+        if action is None:
             return None
         params, result = action.get('params') or {}, action.get('result') or {}
         up = {n['node_id'] for n in serving}
@@ -203,11 +208,8 @@ class Controller:
         """The action in flight when it is a scale-in with serving nodes it
         has not begun to remove.
         """
-        if len(unfinished) != 1:
-            return None
-        action = unfinished[0]
-        if action['kind'] != 'scale_in' or \
-                action['step'] not in actions_store.SHRINKABLE_STEPS:
+        action = _sole(unfinished, 'scale_in', actions_store.SHRINKABLE_STEPS)
+        if action is None:
             return None
         params, result = action.get('params') or {}, action.get('result') or {}
         begun = set(result.get('decommissioned') or []) | {result.get('leaving')}

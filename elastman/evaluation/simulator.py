@@ -384,18 +384,12 @@ class SimCluster:
 
     def apply(self, action: Action, kind_note: str = '') -> None:
         """Start an action now (effective from the next minute)."""
-        if action.trim:
-            dropped = self.trim(action.trim)
-            if dropped:
-                self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
-                                               len(dropped), self._busy_until,
-                                               action.reason))
-        if action.keep:
-            kept = self.keep(action.keep)
-            if kept:
-                self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
-                                               len(kept), self._busy_until,
-                                               action.reason))
+        # less for the action in flight to do: queued VMs dropped, VMs kept
+        taken = (self.trim(action.trim) if action.trim else []) + \
+            (self.keep(action.keep) if action.keep else [])
+        if taken:
+            self.trims.append(ActionRecord(self.t, 'trim', self.actions[-1].flavor,
+                                           len(taken), self._busy_until, action.reason))
         if action.add > 0:
             flavor = action.flavor or self.flavors[0].name
             done = self._create(flavor, action.add, defer_cleanup=action.defer_cleanup)

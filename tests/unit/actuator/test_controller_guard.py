@@ -170,7 +170,7 @@ def test_a_top_up_the_action_outran_is_recorded_as_no_action(conf):
     assert store.recorded == [('none', 'in_flight')]
 
 
-class ShrinkingStore(Store):
+class ShrinkingStore(GrowingStore):
     """A scale-in of n2 and n3 in flight: n2 is leaving, n3 not yet."""
 
     ACTION = {'id': '5c7a7e86-0b7e-11f1-8b1e-0242ac120003', 'kind': 'scale_in',
@@ -179,19 +179,12 @@ class ShrinkingStore(Store):
               'result': {'leaving': 'n2', 'decommissioned': []}}
 
     def __init__(self, cluster_p99, moved_on=False):
-        super().__init__(cluster_p99)
-        self.moved_on = moved_on
-        self.keeps, self.recorded = [], []
-
-    def unfinished(self, cluster_id):
-        return [dict(self.ACTION)]
+        super().__init__(cluster_p99, moved_on)
+        self.keeps = []
 
     def keep(self, cluster_id, action_id, nodes, record):
         self.keeps.append((str(action_id), nodes, record['trigger']))
         return None if self.moved_on else dict(self.ACTION)
-
-    def record_decision(self, cluster_id, ts, action, record):
-        self.recorded.append((action, record['blocked_by']))
 
 
 @pytest.mark.parametrize('moved_on', [False, True])
