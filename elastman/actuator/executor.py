@@ -923,7 +923,8 @@ class ActionExecutor:
         """
         if action['kind'] != 'scale_in' or result.get('leaving') == node_id:
             return True
-        for attempt in range(attempts):
+        conflict = None
+        for _ in range(attempts):
             params = self.store.actions.get(action['cluster_id'],
                                             action['id'])['params'] or {}
             if node_id not in (params.get('nodes') or []):
@@ -941,14 +942,13 @@ class ActionExecutor:
                     action['cluster_id'], action['id'], action['step'],
                     result=result, expected_step=action['step'],
                     expected_params=params)
-            except exception.Conflict:
+            except exception.Conflict as exc:
                 result.pop('leaving', None)
-                if attempt == attempts - 1:
-                    raise
+                conflict = exc
                 continue    # kept meanwhile, or moved on: read again
             action['params'] = params
             return True
-        return True
+        raise conflict
 
     def _decommission_node(self, action: dict, node: dict) -> None:
         """Decommission ``node``, or wait for the decommission an earlier
