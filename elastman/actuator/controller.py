@@ -211,10 +211,8 @@ class Controller:
         action = _sole(unfinished, 'scale_in', actions_store.SHRINKABLE_STEPS)
         if action is None:
             return None
-        params, result = action.get('params') or {}, action.get('result') or {}
-        begun = set(result.get('decommissioned') or []) | {result.get('leaving')}
         up = {n['node_id'] for n in serving}
-        pending = [n for n in params.get('nodes') or [] if n in up and n not in begun]
+        pending = [n for n in actions_store.not_begun(action) if n in up]
         return decision_mod.Shrinking(str(action['id']), pending) if pending else None
 
     def _rounds(self, policy: policy_mod.ScalingPolicy,

@@ -355,7 +355,8 @@ class SimCluster:
         to remove; the action then ends when its last leaving VM is gone.
         Returns the ordinals kept.
         """
-        kept = [k for k in self.pending_removals() if k in set(ordinals)]
+        wanted = set(ordinals)
+        kept = [k for k in self.pending_removals() if k in wanted]
         if not kept:
             return []
         slots = [self.slot_of[k] for k in kept]

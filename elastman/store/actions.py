@@ -33,6 +33,16 @@ GROWABLE_STEPS = ('requested', 'planned', 'creating')
 SHRINKABLE_STEPS = ('requested', 'planned', 'cleaning', 'decommissioning')
 
 
+def not_begun(action: dict) -> list[str]:
+    """The nodes of a scale-in it has not begun to remove: neither its
+    result's ``leaving`` nor among its ``decommissioned``.
+    """
+    result = action.get('result') or {}
+    begun = set(result.get('decommissioned') or []) | {result.get('leaving')}
+    return [n for n in (action.get('params') or {}).get('nodes') or []
+            if n not in begun]
+
+
 def _decode(row: dict | None) -> dict | None:
     if row is not None:
         row['params'] = base.loads(row['params'])
@@ -133,12 +143,8 @@ class ActionRepository(base.Repository):
             if action['kind'] != 'scale_in' or action['state'] in TERMINAL_STATES \
                     or action['step'] not in SHRINKABLE_STEPS:
                 return None
-            before, result = action['params'] or {}, action['result'] or {}
-            begun = set(result.get('decommissioned') or [])
-            if result.get('leaving'):
-                begun.add(result['leaving'])
-            kept = [n for n in before.get('nodes') or []
-                    if n in set(nodes) and n not in begun]
+            before, wanted = action['params'] or {}, set(nodes)
+            kept = [n for n in not_begun(action) if n in wanted]
             if not kept:
                 return None
             after = dict(before, nodes=[n for n in before['nodes'] if n not in kept],

@@ -148,9 +148,8 @@ class Actions:
                 actions_store.TERMINAL_STATES) or row['step'] not in (
                 actions_store.SHRINKABLE_STEPS):
             return None
-        params, result = row['params'], row['result'] or {}
-        begun = set(result.get('decommissioned') or []) | {result.get('leaving')}
-        kept = [n for n in params['nodes'] if n in nodes and n not in begun]
+        params = row['params']
+        kept = [n for n in actions_store.not_begun(row) if n in nodes]
         if not kept:
             return None
         row['params'] = dict(params, nodes=[n for n in params['nodes'] if n not in kept],
