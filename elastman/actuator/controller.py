@@ -316,7 +316,7 @@ class Controller:
         healing = sum(1 for n in nodes if n.get('state') in HEALING) \
             if policy.auto_heal else 0
         state = self._state(cluster, serving, now, interference,
-                            assessment.in_band if policy.guard else [], healing)
+                            assessment.held if policy.guard else [], healing)
         flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
         inputs = {'forecast': forecast['forecast'], 'horizon_s': horizon,
                   'join_s': join_s, 'busy_s': busy_s, 'interference': interference,

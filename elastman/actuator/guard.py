@@ -40,10 +40,12 @@ does (one action per cluster at a time), with one exception: a red round
 during a scale-out that is still creating its servers (``guard_top_up``),
 unless the cluster's own p99 is green, adds to that action what its step
 lacks beyond the servers the action still adds (a top-up; with a step no
-larger, nothing). While any VM is in the band, the
-planning loop does not scale in, and a scale-in in flight keeps the nodes it
-has not begun to remove (a trim of it: the node leaving finishes, the
-executor removes no other); a scale-out it decides in a red round adds
+larger, nothing). While any VM was in the band in one of the last
+``guard_intervals`` rounds (a VM that left it a round ago is one noisy
+sample from it), the planning loop does not scale in; while one is in it
+now, a scale-in in flight keeps the nodes it has not begun to remove (a
+trim of it: the node leaving finishes, the executor removes no other); a
+scale-out it decides in a red round adds
 at least the guard's step (:func:`red_step`), as the action slot it takes is
 the guard's too.
 
@@ -84,6 +86,9 @@ class Assessment:
     cluster_p99: float | None
     level: float               # the severity the rising check compares
     decision: dec.Decision | None = None
+    # VMs yellow or red in any of the newest ``guard_intervals`` rounds:
+    # what holds the planning loop's scale-in
+    held: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def blocks_scale_in(self) -> bool:
@@ -92,6 +97,7 @@ class Assessment:
     def to_dict(self) -> dict[str, Any]:
         return {'colour': self.colour, 'hot_rounds': self.hot_rounds,
                 'in_band': list(self.in_band), 'red': list(self.red),
+                'held': list(self.held),
                 'cluster_p99_ms': self.cluster_p99, 'level': self.level}
 
 
@@ -128,8 +134,11 @@ def assess(policy: ScalingPolicy, rounds: Sequence[Round]) -> Assessment:
         hot_rounds += 1
     hot, is_red, in_band, red = _round_state(policy, rounds[0])
     colour = RED if is_red else (YELLOW if hot else GREEN)
+    held = set(in_band)
+    for rnd in rounds[1:policy.guard_intervals]:
+        held.update(_round_state(policy, rnd)[2])
     return Assessment(colour, hot_rounds, in_band, red, rounds[0].cluster_p99,
-                      severity(policy, rounds[0]))
+                      severity(policy, rounds[0]), held=sorted(held))
 
 
 def severity(policy: ScalingPolicy, rnd: Round) -> float:

@@ -487,7 +487,7 @@ class Elastman(Policy):
                                        self.policy.trend_window_s, join_s,
                                        self.policy.trend_max_growth)
         state = self._state(sim, slots, ids, flavors,
-                            a.in_band if self.policy.guard else [])
+                            a.held if self.policy.guard else [])
         d = planning.plan(self.policy, state, current, peak, self.registry, sim.t,
                           flavor_of, inputs={'forecaster': chosen}, measured=measured,
                           red_step=guard_mod.red_step(self.policy, state, now_estimates, a),

@@ -113,6 +113,37 @@ def test_the_planning_loop_gets_the_guards_step_in_a_red_round(
     assert [s[0] for s in seen_steps] == [step]
 
 
+class BandSamples(Samples):
+    """Node n2 was in the band (30 ms, >= 28) the round before the newest."""
+
+    def newest(self, cluster_id, node_ids, limit=1):
+        out = super().newest(cluster_id, node_ids, limit)
+        for k, row in enumerate(out.get('n2', [])):
+            row['extra'] = {'read_with_queue_p99_ms': 30.0 if k == 1 else 10.0}
+        return out
+
+
+def test_a_vm_in_the_band_a_round_ago_holds_the_planning_loops_scale_in(
+        conf, monkeypatch):
+    states = []
+    plan = controller_mod.planning.plan
+
+    def spy(*args, **kwargs):
+        states.append(args[1])
+        return plan(*args, **kwargs)
+
+    monkeypatch.setattr(controller_mod.planning, 'plan', spy)
+    store = Store([20.0] * 3)
+    store.samples = BandSamples([20.0] * 3)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_metric': 'read_with_queue_p99_ms',
+                          'slo_threshold_ms': 35.0}}
+    d = controller_mod.Controller(conf, store).decide(cluster, now=NOW, record=False)
+    assert [s.in_warning_band for s in states] == [['n2']]
+    assert d.inputs['guard']['in_band'] == [] and d.inputs['guard']['held'] == ['n2']
+
+
 class GrowingStore(Store):
     """A scale-out of one server is still creating it (node n4, JOINING);
     ``top_up`` answers as the journal would: the action, or None when it

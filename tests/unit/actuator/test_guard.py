@@ -57,6 +57,16 @@ def test_one_vm_in_the_band_is_within_alpha_but_blocks_scale_in():
     assert a.in_band == ['n0'] and a.blocks_scale_in
 
 
+def test_a_vm_in_the_band_in_one_of_the_last_rounds_holds_scale_in():
+    # n0 left the band this round, n1 two rounds ago (beyond guard_intervals)
+    rounds = [rnd([20]), rnd([30]), rnd([10, 30])]
+    a = guard.assess(policy(), rounds)
+    assert a.in_band == [] and a.held == ['n0']
+    assert a.to_dict()['held'] == ['n0']
+    assert guard.assess(policy(guard_intervals=3), rounds).held == ['n0', 'n1']
+    assert guard.assess(policy(), [rnd([20]), rnd([20])]).held == []
+
+
 def test_yellow_must_last_guard_intervals():
     yellow = rnd([29, 30])
     one = guard.evaluate(policy(), state(), [yellow, rnd([])], {}, NOW)
