@@ -90,6 +90,20 @@ def test_slo_tenant_asks_fast_and_gives_back_slowly():
     assert t.request == 5
 
 
+def test_slo_tenant_in_danger_takes_back_what_it_lent_at_once():
+    """A VM shrunk below its size gets its size back in one step (not 2
+    cores at a time) and keeps a corrector step idle when it gives back.
+    """
+    t = cpualloc.SloTenant(12, floor=1, ceiling=16)
+    step = cpualloc.TABLE_4_2['corrector_cores']
+    for _ in range(3 * 8):
+        t.update('green', 3.0)
+    assert t.request == pytest.approx(3.0 + 1.0 + step)   # not below 6
+    assert t.danger() == 12                  # the guarantee, at once
+    assert t.update('red', 12) == 12 + step  # beyond it, the corrector's
+    assert cpualloc.SloTenant(15, floor=1, ceiling=16).danger() == 16
+
+
 def _host_vms(lc_vcpus: int, lc_used: float, be_cores: float,
               be1_vcpus: int) -> dict[str, dict]:
     """An LC VM and a BE VM on node 0, a BE VM on node 1 (of 8 cores
