@@ -10,9 +10,10 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """The latency guard on real Cassandra nodes: a steady load, then the nodes'
-CPU quota is cut until their measured p99 enters the warning band; the
-guard's scale-out is journalled within two monitor intervals (not one
-control period) and nothing is scaled in meanwhile.
+CPU quota is cut by 30% each monitor round (to 0.05 CPU at most) until their
+measured p99 enters the warning band; the guard's scale-out is journalled
+within two monitor intervals (not one control period) and nothing is
+scaled in meanwhile.
 
 The SLO metric is the one new clusters get, ``read_with_queue_p99_ms``.
 Then, with the nodes still saturated, each round's p99 of what the load
@@ -41,7 +42,8 @@ from tests.functional.monitor import load as load_mod
 
 INTERVAL = 10                # the monitor's sampling interval, seconds
 READS, WRITES, SIZE = 300.0, 100.0, 2000
-CUT_CPUS = 0.05              # the quota the nodes are cut to
+CUT_CPUS = 0.05              # the quota the nodes are cut to, at most
+CUT_STEP = 0.7               # the quota's cut per monitor round
 METRIC = 'read_with_queue_p99_ms'
 
 
@@ -119,6 +121,23 @@ def _closeness(load, rounds, node_ids):
     return rows
 
 
+def _cut_levels(quota: float) -> list[float]:
+    """0.7 of ``quota``, then 0.7 of that, ... down to CUT_CPUS: steps fine
+    enough that one of them saturates the nodes while they still answer.
+    """
+    levels = []
+    while quota * CUT_STEP > CUT_CPUS:
+        quota *= CUT_STEP
+        levels.append(quota)
+    return levels + [CUT_CPUS]
+
+
+def _set_quotas(groups, cpus: float) -> None:
+    for g in groups:
+        if g is not None:
+            g.set_quota(cpus)
+
+
 def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_conf):
     conf = keyspace_conf
     conf.set_override('sampling_interval', INTERVAL, 'monitor')
@@ -141,9 +160,11 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         load.start()
         # the baseline: the SLO is set well above what the nodes show now
         record = _register(store, cluster, slo_ms=1000.0)
-        for _ in range(8):
+        # five rounds at least: the nodes' JVMs warm up under the load, and
+        # a cold node's p99 is several times a warm one's
+        for _ in range(10):
             _round(monitor, actuator, record, log)
-            if len(log) >= 3 and all(
+            if len(log) >= 5 and all(
                     v for _, p99, _, _ in log[-2:] for v in p99.values()):
                 break
         values = sorted(v for _, p99, _, _ in log[-2:]
@@ -153,9 +174,15 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         slo = max(4.0, 3 * values[len(values) // 2])
         record = store.clusters.update(record['id'], policy=dict(
             record['policy'], slo_threshold_ms=slo))
-        for g in groups:
-            if g is not None:
-                g.set_quota(CUT_CPUS)
+        print('baseline %s: %s ms; SLO %.1f ms' % (
+            METRIC, ', '.join('%.1f' % v for v in values), slo))
+        # the quota is cut by CUT_STEP each round until the band is entered,
+        # to CUT_CPUS at most: a node cut at once far below what it serves
+        # may stop answering JMX and CQL altogether, and then reads no
+        # latency
+        levels = _cut_levels(max(q for q in quotas if q))
+        level = levels.pop(0)
+        _set_quotas(groups, level)
         hot_at = None
         for _ in range(24):
             whole = _round(monitor, actuator, record, log) or {}
@@ -164,6 +191,12 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
             if hot_at is None and (len(in_band) > 1
                                    or (whole.get(METRIC) or 0) >= 0.8 * slo):
                 hot_at = log[-1][0]
+                print('in the band at %.3f CPU per node' % level)
+            print('%.3f CPU: %s' % (level, sorted(
+                round(v, 1) for v in log[-1][1].values() if v)))
+            if hot_at is None and levels:
+                level = levels.pop(0)
+                _set_quotas(groups, level)
             decisions = list(store.actions.decisions(record['id'], limit=50))
             guard = [d for d in decisions if d['record'].get('trigger') == 'guard'
                      and d['action'] == 'scale_out']
@@ -187,14 +220,13 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         # the saturated nodes, measured until three rounds in which every
         # node answered: what the clients waited for against the monitor's
         # metric (the clients' latencies reach this process when the load
-        # stops). The quota goes up a little so that JMX answers in time;
-        # the nodes stay saturated. The interval after the change is left
+        # stops). The quota stays where the band was entered, or goes up a
+        # little from 0.05 CPU so that JMX answers in time; the nodes stay
+        # saturated. The interval after the change is left
         # out: the queue built at the cut drains in it, and a client whose
         # request waited there may have been shed or timed out, so the node
         # and the clients do not see the same requests.
-        for g in groups:
-            if g is not None:
-                g.set_quota(2 * CUT_CPUS)
+        _set_quotas(groups, max(level, 2 * CUT_CPUS))
         since = time.monotonic() + INTERVAL
         ids = [s.id for s in cluster.servers]
         wholes = {}
