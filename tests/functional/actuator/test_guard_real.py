@@ -44,6 +44,7 @@ INTERVAL = 10                # the monitor's sampling interval, seconds
 READS, WRITES, SIZE = 300.0, 100.0, 2000
 CUT_CPUS = 0.05              # the quota the nodes are cut to, at most
 CUT_STEP = 0.7               # the quota's cut per monitor round
+SLO_CAP_MS = 100.0           # the highest SLO the baseline may set
 METRIC = 'read_with_queue_p99_ms'
 
 
@@ -170,8 +171,11 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
         values = sorted(v for _, p99, _, _ in log[-2:]
                         for v in p99.values() if v)
         assert values, 'the nodes gave no latency under load: %s' % log
-        # three times the median: a spike of the loaded host does not set it
-        slo = max(4.0, 3 * values[len(values) // 2])
+        # twice the median (a spike of the loaded host does not set it), at
+        # most 100 ms: JVMs still cold after five rounds read several
+        # hundred ms, and a node cut until it saturates reads 90-110 ms on
+        # a two-core host just before its JMX stops answering
+        slo = min(SLO_CAP_MS, max(4.0, 2 * values[len(values) // 2]))
         record = store.clusters.update(record['id'], policy=dict(
             record['policy'], slo_threshold_ms=slo))
         print('baseline %s: %s ms; SLO %.1f ms' % (
