@@ -126,17 +126,12 @@ def assess(policy: ScalingPolicy, rounds: Sequence[Round]) -> Assessment:
     """Colour and persistence of the newest rounds (newest first)."""
     if not rounds:
         return Assessment(GREEN, 0, [], [], None, 0.0)
-    hot_rounds = 0
-    for rnd in rounds:
-        hot, _, _, _ = _round_state(policy, rnd)
-        if not hot:
-            break
-        hot_rounds += 1
-    hot, is_red, in_band, red = _round_state(policy, rounds[0])
+    states = [_round_state(policy, rnd) for rnd in rounds]
+    hot_rounds = next((k for k, state in enumerate(states) if not state[0]),
+                      len(states))
+    hot, is_red, in_band, red = states[0]
     colour = RED if is_red else (YELLOW if hot else GREEN)
-    held = set(in_band)
-    for rnd in rounds[1:policy.guard_intervals]:
-        held.update(_round_state(policy, rnd)[2])
+    held = set().union(*(state[2] for state in states[:policy.guard_intervals]))
     return Assessment(colour, hot_rounds, in_band, red, rounds[0].cluster_p99,
                       severity(policy, rounds[0]), held=sorted(held))
 

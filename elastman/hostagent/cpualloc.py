@@ -158,17 +158,16 @@ class UiptTenant:
 class SloTenant:
     """A latency-critical VM's request from its SLO colour.
 
-    ``guarantee`` (default: the initial ``cores``, the VM's size) is what the
-    VM gets back at once when it turns yellow or red.
+    ``cores``, the VM's size, is also its guarantee: what it gets back at
+    once when it turns yellow or red.
     """
 
     def __init__(self, cores: float, floor: float, ceiling: float,
-                 params: Mapping | None = None,
-                 guarantee: float | None = None) -> None:
+                 params: Mapping | None = None) -> None:
         self.p = dict(TABLE_4_2, **(params or {}))
         self.floor = floor
         self.ceiling = ceiling
-        self.guarantee = cores if guarantee is None else guarantee
+        self.guarantee = cores
         self.request = cores
         self._green = 0
 

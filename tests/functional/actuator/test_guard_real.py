@@ -123,8 +123,9 @@ def _closeness(load, rounds, node_ids):
 
 
 def _cut_levels(quota: float) -> list[float]:
-    """0.7 of ``quota``, then 0.7 of that, ... down to CUT_CPUS: steps fine
-    enough that one of them saturates the nodes while they still answer.
+    """``CUT_STEP`` of ``quota``, then of that, ... down to ``CUT_CPUS``:
+    steps fine enough that one of them saturates the nodes while they still
+    answer.
     """
     levels = []
     while quota * CUT_STEP > CUT_CPUS:
