@@ -14,6 +14,7 @@ RabbitMQ vhost. Each helper cleans up what it started.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import shutil
@@ -110,6 +111,18 @@ def wait_for(predicate, timeout: float, interval: float = 0.5):
     raise TimeoutError('condition not met within %ss' % timeout)
 
 
+def delete_all(driver: local_driver.LocalDriver) -> None:
+    """Delete every server of ``driver``, all at once (each stop waits for
+    its node to drain, which one after another took 20 s for three).
+    """
+    servers = driver.list()
+    if not servers:
+        return
+    with concurrent.futures.ThreadPoolExecutor(len(servers)) as pool:
+        for done in [pool.submit(driver.delete, s.id) for s in servers]:
+            done.result()
+
+
 @contextlib.contextmanager
 def local_cloud(conf, state_path: str, network: str, jmx_base: int,
                 flavor: str, more: dict | None = None):
@@ -129,8 +142,7 @@ def local_cloud(conf, state_path: str, network: str, jmx_base: int,
     try:
         yield driver
     finally:
-        for server in local_driver.LocalDriver(conf).list():
-            driver.delete(server.id)
+        delete_all(local_driver.LocalDriver(conf))
         for name, group in overrides:
             conf.clear_override(name, group)
 

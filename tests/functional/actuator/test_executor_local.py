@@ -32,6 +32,7 @@ from elastman.cassandra import nodetool
 from elastman.compute import base as compute
 from elastman.compute import local as local_driver
 from tests.functional import datacheck
+from tests.functional import services
 
 NETWORK = '127.0.70.0/24'
 JMX_BASE = 17400
@@ -76,8 +77,7 @@ def cloud(conf, tmp_path):
     conf.set_override('join_timeout', 300, 'actuator')
     driver = local_driver.LocalDriver(conf)
     yield driver
-    for server in driver.list():
-        driver.delete(server.id)
+    services.delete_all(driver)
     conf.clear_override('state_path')
     for name in ('network', 'jmx_port_base', 'flavor'):
         conf.clear_override(name, 'local_cloud')

@@ -42,6 +42,7 @@ from elastman.monitor import manager as monitor_manager
 from elastman.store import credentials as credentials_store
 from tests.functional.compute import cluster as shared
 from tests.functional import datacheck
+from tests.functional import services
 from tests.functional import tls
 
 FLAVOR = 'small:cpu=0,heap=384M'
@@ -75,8 +76,7 @@ def cloud(conf, tmp_path):
     conf.set_override('jmx_timeout', 10.0, 'monitor')
     driver = local_driver.LocalDriver(conf)
     yield driver, material.ca_pem, other_ca
-    for server in driver.list():
-        driver.delete(server.id)
+    services.delete_all(driver)
     for (name, group), value in saved.items():
         conf.set_override(name, value, group)
     for name, group in (('join_timeout', 'actuator'),

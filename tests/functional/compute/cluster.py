@@ -134,8 +134,7 @@ class LocalCluster:
 
     def destroy(self) -> None:
         self.reapply()
-        for server in self.driver.list():
-            self.driver.delete(server.id)
+        services.delete_all(self.driver)
         for root in ('/sys/fs/cgroup/cpu', '/sys/fs/cgroup'):
             path = os.path.join(root, self.cgroup_parent)
             if os.path.isdir(path):

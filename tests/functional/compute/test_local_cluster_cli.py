@@ -24,6 +24,7 @@ import pytest
 from elastman.cassandra import nodetool
 from elastman.compute import base
 from elastman.compute import local as local_driver
+from tests.functional import services
 
 NETWORK = '127.0.100.0/24'
 JMX_BASE = 18000
@@ -45,8 +46,7 @@ def cloud(conf, tmp_path):
                           'local_cloud')
     driver = local_driver.LocalDriver(conf, recover=False)
     yield settings, driver
-    for server in driver.list():
-        driver.delete(server.id)
+    services.delete_all(driver)
     for root in CGROUP_ROOTS:
         path = os.path.join(root, settings['cgroup_parent'])
         if os.path.isdir(path):
