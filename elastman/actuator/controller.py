@@ -223,20 +223,31 @@ class Controller:
 
         A node that did not answer a round keeps its previous fresh reading
         in it: a saturated node's reads time out first, and a round that
-        lost its hottest nodes must not read as a cooler one.
+        lost its hottest nodes must not read as a cooler one. A node whose
+        latency source missed the round while its CQL probes were answered
+        (a node throttled far below its load stops answering JMX first)
+        reads the slowest probe, where that is higher than its previous
+        reading: the probes waited where the clients wait.
         """
         by_ts: dict[Any, dict[str, float]] = {}
+        probed: dict[Any, dict[str, float]] = {}
         for node, rows in recent.items():
             for row in rows:
                 value = _sample_load(row).get(policy.slo_metric)
+                probe = (row.get('extra') or {}).get('probe_max_ms')
                 if value is not None:
                     by_ts.setdefault(row['ts'], {})[node] = float(value)
+                elif probe is not None and row.get('up', True):
+                    probed.setdefault(row['ts'], {})[node] = float(probe)
+                    by_ts.setdefault(row['ts'], {})
         cluster = cluster or {}
         for ts in cluster:
             by_ts.setdefault(ts, {})
         last: dict[str, float] = {}
         for ts in sorted(by_ts):
             p99 = by_ts[ts]
+            for node, probe in probed.get(ts, {}).items():
+                p99[node] = max(probe, last.get(node, probe))
             last.update(p99)
             p99.update({n: v for n, v in last.items() if n not in p99})
         return [guard_mod.Round(timestamps.epoch(ts), p99, cluster.get(ts))

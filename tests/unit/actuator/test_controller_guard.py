@@ -272,3 +272,61 @@ def test_nodes_that_miss_a_round_keep_their_reading_in_it(conf):
     assert d is not None and d.kind == 'scale_out' and d.trigger == 'guard'
     assert d.inputs['guard']['red'] == ['n1', 'n2']
     assert d.inputs['guard']['hot_rounds'] == 3
+
+
+class ProbedSamples(Samples):
+    """n1 and n2 read ``older`` ms in the two older rounds; in the newest
+    their latency source did not answer (no SLO metric), and their CQL
+    probes took ``probe`` ms at the slowest; n3 is green throughout.
+    """
+
+    def __init__(self, older, probe, up=True):
+        super().__init__(None)
+        self.older, self.probe, self.up = older, probe, up
+
+    def newest(self, cluster_id, node_ids, limit=1):
+        def row(ts, node, k):
+            if node != 'n3' and k == 0:
+                return dict(seen.CURRENT, ts=ts, up=self.up, read_p99_ms=None,
+                            extra={'probe_max_ms': self.probe})
+            value = 10.0 if node == 'n3' else self.older
+            extra = {'read_with_queue_p99_ms': value, 'probe_max_ms': 8.0}
+            return dict(seen.CURRENT, ts=ts, extra=extra)
+        return {n: [row(ts, n, k) for k, ts in enumerate(ROUNDS)][:limit]
+                for n in node_ids}
+
+    def cluster_workload(self, cluster_id, since):
+        return []
+
+
+def _probed_guard(conf, older, probe, up=True):
+    store = Store([None, None, None])
+    store.samples = ProbedSamples(older, probe, up)
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 3, 'max_size': 9, 'warmup_s': 0,
+                          'slo_metric': 'read_with_queue_p99_ms',
+                          'slo_threshold_ms': 35.0}}
+    return controller_mod.Controller(conf, store).guard(cluster, now=NOW, record=False)
+
+
+def test_nodes_whose_latency_source_is_silent_read_their_slowest_probe(conf):
+    # green by their metric until JMX stopped answering; the probes waited
+    # 60 ms (SLO 35 ms): red in the newest round
+    d = _probed_guard(conf, older=10.0, probe=60.0)
+    assert d is not None and d.kind == 'scale_out' and d.trigger == 'guard'
+    assert d.inputs['guard']['red'] == ['n1', 'n2']
+    assert d.inputs['guard']['hot_rounds'] == 1
+
+
+def test_a_fast_probe_does_not_cool_a_node_whose_source_is_silent(conf):
+    # yellow (30 ms >= 28) by their metric; a quick probe leaves them yellow
+    d = _probed_guard(conf, older=30.0, probe=9.0)
+    assert d is not None and d.kind == 'scale_out' and d.trigger == 'guard'
+    assert d.inputs['guard']['in_band'] == ['n1', 'n2']
+    assert d.inputs['guard']['red'] == []
+    assert d.inputs['guard']['hot_rounds'] == 3
+
+
+def test_the_probe_of_a_node_down_is_not_its_latency(conf):
+    # a node that did not answer at all is the healer's; it keeps its reading
+    assert _probed_guard(conf, older=10.0, probe=2000.0, up=False) is None
