@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """Two elastman processes, one RabbitMQ and one store, three clusters; then
-the broker is stopped for 60 s and the store node restarted.
+the broker is stopped for 40 s and the store node restarted.
 
 Each process runs every control worker (monitor, trainer, predictor,
 actuator), so every worker runs twice. Each cluster (one real local node)
@@ -20,7 +20,7 @@ out per decision: one scale-out action per scale-out decision, one server per
 action, and each action is planned by one process only. Every row written
 before a scaling action reads back after it at consistency ALL.
 
-Then RabbitMQ (a private node of this test) stops for 60 s and the store node
+Then RabbitMQ (a private node of this test) stops for 40 s and the store node
 restarts meanwhile: both processes log the outages and reconnect, and each
 cluster's next control period is decided and recorded.
 """
@@ -40,6 +40,7 @@ FLAVOR = 'small:cpu=0,heap=320M'
 PERIOD = 10
 ROWS = 200
 HOSTS = ('elastman-a', 'elastman-b')
+OUTAGE = 40                     # s the broker is away
 
 RUN_WORKERS = """
 import sys
@@ -165,14 +166,14 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
                           if line in ln and '-> planned' in ln)
             assert planned == 1, actions[0]['id']
 
-        # the broker away for 60 s, the store node restarted meanwhile
+        # the broker away for OUTAGE s, the store node restarted meanwhile
         broker.stop()
         away = time.monotonic()
         store_node.stop()
         store_node.start()
         store_node.wait_for_cql()
         restarted = time.time()
-        time.sleep(max(0.0, away + 60 - time.monotonic()))
+        time.sleep(max(0.0, away + OUTAGE - time.monotonic()))
         broker.start()
 
         def store_answers():
