@@ -10,7 +10,7 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """Two elastman processes, one RabbitMQ and one store, three clusters; then
-the broker is stopped for 40 s and the store node restarted.
+the broker is stopped for 60 s and the store node restarted.
 
 Each process runs every control worker (monitor, trainer, predictor,
 actuator), so every worker runs twice. Each cluster (one real local node)
@@ -20,7 +20,7 @@ out per decision: one scale-out action per scale-out decision, one server per
 action, and each action is planned by one process only. Every row written
 before a scaling action reads back after it at consistency ALL.
 
-Then RabbitMQ (a private node of this test) stops for 40 s and the store node
+Then RabbitMQ (a private node of this test) stops for 60 s and the store node
 restarts meanwhile: both processes log the outages and reconnect, and each
 cluster's next control period is decided and recorded.
 """
@@ -40,7 +40,7 @@ FLAVOR = 'small:cpu=0,heap=320M'
 PERIOD = 10
 ROWS = 200
 HOSTS = ('elastman-a', 'elastman-b')
-OUTAGE = 40                     # s the broker is away
+OUTAGE = 60                     # s the broker is away
 
 RUN_WORKERS = """
 import sys
@@ -198,6 +198,11 @@ def test_two_processes_scale_three_clusters_and_survive_restarts(
         services.wait_for(lambda: all('works again after' in w.output
                                       for w in workers), timeout=180,
                           interval=5)
+        # and each process's AMQP connections are back (the driver retries
+        # with a growing back-off, so this may come after the store's)
+        services.wait_for(lambda: all('Reconnected to AMQP server' in w.output
+                                      for w in workers), timeout=120,
+                          interval=2)
         for worker in workers:
             out = worker.output
             assert worker.popen.poll() is None, out[-3000:]
