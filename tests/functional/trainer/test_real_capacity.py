@@ -293,7 +293,7 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     steps, plateau = _stepped(mgr, node, node_row)
     # cells PLATEAU_CELLS to the plateau's reads, at least 5 req/s wide
     granularity = max(5.0, round(plateau * READ_SHARE / PLATEAU_CELLS))
-    #: one cell's width along the mix: the resolution of a model's boundary
+    # one cell's width along the mix: the resolution of a model's boundary
     cell_along_mix = granularity / READ_SHARE
     policy = dict(cluster['policy'])
     policy['model'] = dict(policy['model'], granularity={
