@@ -109,7 +109,9 @@ def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
         phase_seconds: float = 36.0, seed: int = 42, same_socket: bool = False,
         config: balm.BalmConfig | None = None, record: bool = False
         ) -> RunResult:
-    """Run one policy through every load phase; deterministic for a seed."""
+    """Run one policy through every load phase; deterministic for a seed,
+    and every policy on a seed sees the same probe noise in each poll.
+    """
     host = build_host(policy, seed, same_socket)
     lc = host.lcs['lc']
     monitor = balm.SloMonitor()
@@ -193,7 +195,9 @@ def run_cpu(policy: str, seconds: float = 600.0, seed: int = 42,
     interval (Table 4.2) on the LC VM's colour from BALM's monitor and the BE
     VM's UIPT, and between intervals when the LC VM turns yellow or red (at
     most once per ``settle_time``). A cap that moves by less than 0.05 cores
-    is not applied; one that moves restarts the monitor's window.
+    is not applied; one that moves restarts the monitor's window. Every
+    policy on a seed sees the same LC demand and the same noise in each
+    tick (:class:`hostsim.CpuSimHost`).
     """
     host = sim.CpuSimHost(sim.CpuSimConfig(seed=seed))
     cfg = host.cfg
@@ -205,7 +209,9 @@ def run_cpu(policy: str, seconds: float = 600.0, seed: int = 42,
                                        algorithm=algorithm) \
         if policy != 'fixed' else None
     if allocator is not None:
-        allocator.rng.seed(seed)
+        # the hill climb's random steps: a stream of their own, so the
+        # host's bursts and noise are those of the fixed-quota run
+        allocator.rng.seed(sim.stream_seed(seed, 'allocator'))
     moves = 0
     settle = agent_config('off').settle_time
     last_danger = -1e9

@@ -26,6 +26,12 @@ Model (per tick of ``tick`` seconds):
 * page migration moves ``migration_gbs`` of pages per second, adds that
   traffic on the source and destination nodes and slows the BE VM by
   ``migration_penalty`` while it runs.
+
+Every source of randomness has its own stream derived from the seed
+(:class:`Draws`), and the n-th draw of a stream belongs to the n-th tick (or
+second) whatever happened before: every policy run on the same seed sees
+the same bursts and the same noise in the same polls (common random
+numbers), so the comparisons between policies are paired.
 """
 from __future__ import annotations
 
@@ -37,6 +43,37 @@ from elastman.hostagent import bwap
 from elastman.hostagent.platform import Platform
 
 GB = float(2 ** 30)
+
+
+def stream_seed(seed, purpose: str) -> str:
+    """The seed of the random stream that serves ``purpose`` in a run on
+    ``seed`` (``random.Random`` hashes a string seed with SHA-512).
+    """
+    return '%s/%s' % (seed, purpose)
+
+
+class Draws:
+    """Standard normal draws of one purpose's stream, by index.
+
+    ``normal(i)`` is the i-th draw of the stream (0-based) however many
+    indices the caller skipped or asked twice, so what a draw stands for
+    (the burst of second i, the noise of poll i) depends on i alone, not on
+    how often a policy looked. Indices only go forward.
+    """
+
+    def __init__(self, seed, purpose: str) -> None:
+        self._rng = random.Random(stream_seed(seed, purpose))
+        self._index = -1
+        self._value = 0.0
+
+    def normal(self, index: int) -> float:
+        if index < self._index:
+            raise ValueError('draw %d of a stream already at %d'
+                             % (index, self._index))
+        while self._index < index:
+            self._value = self._rng.gauss(0.0, 1.0)
+            self._index += 1
+        return self._value
 
 
 @dataclasses.dataclass
@@ -90,7 +127,8 @@ class SimulatedHost(Platform):
 
     def __init__(self, config: SimConfig | None = None) -> None:
         self.cfg = config or SimConfig()
-        self.rng = random.Random(self.cfg.seed)
+        self._probe_noise: dict[str, Draws] = {}   # per LC VM, by tick
+        self.ticks = 0
         self.t = 0.0
         self.lcs: dict[str, SimLC] = {}
         self.bes: dict[str, SimBE] = {}
@@ -231,11 +269,18 @@ class SimulatedHost(Platform):
                 lat *= over ** 4
             self.lc_true_latency[name] = lat
         self.t += dt
+        self.ticks += 1
 
     def observe(self, lc: str) -> float:
-        """One noisy p99 sample of an LC VM, as a probe would report it."""
-        return self.lc_true_latency[lc] * math.exp(
-            self.rng.gauss(0.0, self.cfg.noise))
+        """One noisy p99 sample of an LC VM, as a probe would report it.
+
+        The noise is the tick's draw of the VM's own stream: the same in
+        the same poll of every run on the seed.
+        """
+        if lc not in self._probe_noise:
+            self._probe_noise[lc] = Draws(self.cfg.seed, 'probe/%s' % lc)
+        z = self._probe_noise[lc].normal(self.ticks)
+        return self.lc_true_latency[lc] * math.exp(self.cfg.noise * z)
 
 
 @dataclasses.dataclass
@@ -249,6 +294,10 @@ class CpuSimConfig:
     BE VM is CPU-bound and scales linearly: it uses its whole cap, and the
     LC VM gets the rest of the host. UIPT is proportional to the cores each
     VM turns into work, with ``uipt_noise``.
+
+    The bursts (one draw a second), the probe noise (one a tick) and the
+    UIPT noise (the draw of the tick it is measured in) come from three
+    streams of the seed, so every policy sees the same LC demand and noise.
     """
 
     cores: float = 16.0
@@ -268,11 +317,12 @@ class CpuSimHost:
 
     def __init__(self, config: CpuSimConfig | None = None) -> None:
         self.cfg = config or CpuSimConfig()
-        self.rng = random.Random(self.cfg.seed)
+        self._bursts = Draws(self.cfg.seed, 'bursts')
+        self._probe_noise = Draws(self.cfg.seed, 'probe')
+        self._uipt_noise = Draws(self.cfg.seed, 'uipt')
+        self.ticks = 0
         self.t = 0.0
         self.be_cap = 0.0
-        self._second = -1
-        self._burst = 1.0
         self.demand = 0.0
         self.lc_cores = 0.0
         self.lc_latency = 0.0
@@ -288,11 +338,8 @@ class CpuSimHost:
 
     def step(self) -> None:
         cfg = self.cfg
-        second = int(self.t)
-        if second != self._second:
-            self._second = second
-            self._burst = math.exp(self.rng.gauss(0.0, cfg.burst_sigma))
-        self.demand = self.phase_level(self.t) * self._burst
+        burst = math.exp(cfg.burst_sigma * self._bursts.normal(int(self.t)))
+        self.demand = self.phase_level(self.t) * burst
         self.lc_cores = max(0.05, cfg.cores - self.be_cap)
         rho = self.demand / self.lc_cores
         r = min(rho, 0.98)
@@ -301,15 +348,20 @@ class CpuSimHost:
             lat *= (rho / 0.98) ** 4
         self.lc_latency = lat
         self.t += cfg.tick
+        self.ticks += 1
 
     def observe(self) -> float:
-        return self.lc_latency * math.exp(self.rng.gauss(0.0, self.cfg.noise))
+        """The LC VM's p99 as this tick's poll sees it."""
+        z = self._probe_noise.normal(self.ticks)
+        return self.lc_latency * math.exp(self.cfg.noise * z)
 
     def lc_used(self) -> float:
         return min(self.demand, self.lc_cores)
 
     def uipt(self, cores_used: float) -> float:
         """Instructions per second of a VM that worked ``cores_used`` cores
-        (in units of one core's instructions per second).
+        (in units of one core's instructions per second), measured in this
+        tick.
         """
-        return cores_used * math.exp(self.rng.gauss(0.0, self.cfg.uipt_noise))
+        z = self._uipt_noise.normal(self.ticks)
+        return cores_used * math.exp(self.cfg.uipt_noise * z)
