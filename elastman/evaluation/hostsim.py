@@ -45,7 +45,7 @@ from elastman.hostagent.platform import Platform
 GB = float(2 ** 30)
 
 
-def stream_seed(seed, purpose: str) -> str:
+def stream_seed(seed: int | str, purpose: str) -> str:
     """The seed of the random stream that serves ``purpose`` in a run on
     ``seed`` (``random.Random`` hashes a string seed with SHA-512).
     """
@@ -61,7 +61,7 @@ class Draws:
     how often a policy looked. Indices only go forward.
     """
 
-    def __init__(self, seed, purpose: str) -> None:
+    def __init__(self, seed: int | str, purpose: str) -> None:
         self._rng = random.Random(stream_seed(seed, purpose))
         self._index = -1
         self._value = 0.0
