@@ -29,10 +29,13 @@ quotas.
   more cores at once, and at least the VM's guarantee (Ch. 5.2.3: its own
   size, the cores it lent while it needed less come back in one step, not
   2 by 2); green for a multi-interval window gives one back while the VM
-  keeps a corrector step (2 cores) idle after the removal (greedy
-  reduction: on host-bench's scenario C, seeds 1-10 and 42, a yellow or
-  red followed within 3 s 62% of the removals that left under 1 core idle,
-  40% of those that left 1-2, 28% for 2-3); grey holds.
+  keeps a corrector step (2 cores) idle after the removal above the most
+  it used in the corrector's span, its last two windows (6 intervals):
+  the demand of a bursty service is its recent peak, not its last
+  interval's use (greedy reduction: on host-bench's scenario C, seeds 1-10
+  and 42, a yellow or red followed within 3 s 62% of the removals that
+  left under 1 core idle in the last interval, 40% of those that left 1-2,
+  28% for 2-3); grey holds.
 * Master: the priority policy (Ch. 5.2.2) with the guarantee policy's floor
   (Ch. 5.2.3): latency-critical requests first, each VM at least its
   ``floor``; best-effort VMs share what is left by weighted max-min
@@ -45,6 +48,7 @@ a window of 3 intervals, change threshold 0.1) is :data:`TABLE_4_2`.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import random
 from typing import Mapping
@@ -159,7 +163,9 @@ class SloTenant:
     """A latency-critical VM's request from its SLO colour.
 
     ``cores``, the VM's size, is also its guarantee: what it gets back at
-    once when it turns yellow or red.
+    once when it turns yellow or red. A removal must leave a corrector step
+    idle above the peak of the cores used over the corrector's span (two
+    windows: ``2 * corrector_window`` intervals).
     """
 
     def __init__(self, cores: float, floor: float, ceiling: float,
@@ -170,6 +176,8 @@ class SloTenant:
         self.guarantee = cores
         self.request = cores
         self._green = 0
+        self._used: collections.deque[float] = collections.deque(
+            maxlen=2 * int(self.p['corrector_window']))
 
     def danger(self) -> float:
         """Yellow or red now (between intervals, at the poll's pace): the
@@ -180,15 +188,20 @@ class SloTenant:
             self.request + self.p['corrector_cores'], self.guarantee))
         return self.request
 
+    def peak_used(self) -> float:
+        """The most cores used in an interval of the corrector's span."""
+        return max(self._used, default=0.0)
+
     def update(self, colour: str, used_cores: float) -> float:
+        self._used.append(used_cores)
         if colour in ('yellow', 'red'):
             return self.danger()
         if colour == 'green':
             self._green += 1
-            # the removal must leave a corrector step idle
+            # the removal must leave a corrector step idle above the peak
             room = 1.0 + self.p['corrector_cores']
             if self._green >= self.p['corrector_window'] and \
-                    used_cores < self.request - room:
+                    self.peak_used() < self.request - room:
                 self.request = max(self.floor, self.request - 1.0)
                 self._green = 0
         else:

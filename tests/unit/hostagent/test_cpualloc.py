@@ -80,8 +80,8 @@ def test_uipt_hill_climbing_finds_the_knee_of_a_concave_curve():
 
 def test_slo_tenant_asks_fast_and_gives_back_slowly():
     t = cpualloc.SloTenant(4, floor=1, ceiling=16)
-    assert t.update('red', 4) == 6
-    assert t.update('grey', 4) == 6
+    assert t.update('red', 2) == 6
+    assert t.update('grey', 2) == 6
     for _ in range(2):
         assert t.update('green', 2) == 6
     assert t.update('green', 2) == 5          # 3 green intervals, room
@@ -102,6 +102,31 @@ def test_slo_tenant_in_danger_takes_back_what_it_lent_at_once():
     assert t.danger() == 12                  # the guarantee, at once
     assert t.update('red', 12) == 12 + step  # beyond it, the corrector's
     assert cpualloc.SloTenant(15, floor=1, ceiling=16).danger() == 16
+
+
+def test_slo_tenant_keeps_a_corrector_step_above_its_recent_peak():
+    """A bursty VM gives a core back only when a corrector step stays idle
+    above the most it used over the corrector's span (two windows), not
+    only above its last interval's use.
+    """
+    t = cpualloc.SloTenant(12, floor=1, ceiling=16)
+    span = 2 * cpualloc.TABLE_4_2['corrector_window']
+    t.update('green', 9.5)                   # a burst
+    for _ in range(span - 1):
+        t.update('green', 7.0)               # room above 7, not above 9.5
+    assert t.peak_used() == 9.5
+    assert t.request == 12
+    t.update('green', 7.0)                   # the burst left the span
+    assert t.peak_used() == 7.0
+    assert t.request == 11
+    # a burst in a red interval counts too
+    t = cpualloc.SloTenant(12, floor=1, ceiling=16)
+    t.update('red', 11.0)
+    for _ in range(span - 1):
+        t.update('green', 5.0)
+    assert t.request == 12 + cpualloc.TABLE_4_2['corrector_cores']
+    t.update('green', 5.0)
+    assert t.request == 13
 
 
 def _host_vms(lc_vcpus: int, lc_used: float, be_cores: float,
