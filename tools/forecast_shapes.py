@@ -123,6 +123,9 @@ def main(argv: List[str] = None) -> int:
                     help='default combination (default [predictor]selection)')
     ap.add_argument('--discount', type=float, default=None)
     ap.add_argument('--eta', type=float, default=None)
+    ap.add_argument('--quantile-gamma', type=float, default=None,
+                    help='step of the upper bound\'s level adaptation '
+                    '(default [predictor]quantile_gamma)')
     ap.add_argument('--only', default=None,
                     help='comma-separated series-name prefixes')
     ap.add_argument('--json', default=None, help='write every figure here')
@@ -146,7 +149,10 @@ def main(argv: List[str] = None) -> int:
     for (name, y, step, seasons, h, _), f in zip(jobs, files):
         data = np.load(f, allow_pickle=True)
         e = ens.Ensemble(mode=args.selection or p.selection,
-                         combination_options=opts, quantile=p.quantile)
+                         combination_options=opts, quantile=p.quantile,
+                         quantile_gamma=(p.quantile_gamma
+                                         if args.quantile_gamma is None
+                                         else args.quantile_gamma))
         res = evaluate.evaluate_series(y, horizon=h, ensemble=e,
                                        paths=data['paths'])
         rows.append(summary(name, res))

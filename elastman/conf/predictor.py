@@ -111,6 +111,19 @@ predictor_opts = [
         'the actual peak stays below it in this fraction of the rounds.  '
         'A scaling policy with plan_on=quantile plans on it.',
     ),
+    cfg.FloatOpt(
+        'quantile_gamma',
+        default=0.02,
+        min=0.0,
+        max=0.5,
+        help='Step of the online adaptation of the upper bound\'s level '
+        '(Adaptive Conformal Inference): after each matured forecast the '
+        'level rises by quantile_gamma x quantile when the actual peak '
+        'exceeded the bound given with the forecast, and falls by '
+        'quantile_gamma x (1 - quantile) otherwise.  0 keeps the level at '
+        'quantile.  Larger values correct a bias within fewer rounds and '
+        'make the bound noisier.',
+    ),
     cfg.IntOpt(
         'history_window',
         default=4032,

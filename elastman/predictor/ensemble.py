@@ -109,7 +109,8 @@ class Combiner:
         for matured in self.book.advance(new_points):
             for m in matured:
                 if m.own_peak is not None:
-                    self.quantile.learn(m.lead, m.own_peak, m.actual_peak)
+                    self.quantile.learn(m.lead, m.own_peak, m.actual_peak,
+                                        m.own_upper)
             for name in self.combination.learn(matured):
                 if name not in missed:
                     missed.append(name)
@@ -133,7 +134,7 @@ class Combiner:
             empty = np.empty(0)
             return combinations.Combined(empty, empty, None, {}), empty
         upper = self.quantile.upper(combined.peak)
-        self.book.add(predictions, combined.peak)
+        self.book.add(predictions, combined.peak, upper)
         return combined, upper
 
     def to_dict(self) -> Dict[str, Any]:
@@ -309,6 +310,8 @@ class Ensemble:
 
     :param mode: the combination rule (:data:`MODES`).
     :param combination_options: options of the rule (``discount``, ``eta``).
+    :param quantile: level of the forecasts' upper bound.
+    :param quantile_gamma: step of the adaptation of the bound's level.
     """
 
     def __init__(
@@ -323,6 +326,7 @@ class Ensemble:
         weight_floor: float = 0.05,
         classes: Optional[Mapping[str, type]] = None,
         quantile: float = 0.9,
+        quantile_gamma: float = intervals.GAMMA,
         combination_options: Optional[Mapping[str, Any]] = None,
     ) -> None:
         if mode not in MODES:
@@ -343,6 +347,9 @@ class Ensemble:
         if not 0.0 < quantile < 1.0:
             raise ValueError('quantile must be in (0, 1)')
         self.quantile = float(quantile)
+        if not 0.0 <= quantile_gamma < 1.0:
+            raise ValueError('quantile_gamma must be in [0, 1)')
+        self.quantile_gamma = float(quantile_gamma)
         self.combination_options = dict(combination_options or {})
         self.make_combination()  # bad options fail here, not per series
         self._series: Dict[Hashable, SeriesPredictor] = {}
@@ -368,6 +375,7 @@ class Ensemble:
             refit_interval=p.refit_interval,
             weight_floor=p.weight_floor,
             quantile=p.quantile,
+            quantile_gamma=p.quantile_gamma,
             combination_options={'discount': p.discount, 'eta': p.eta},
         )
 
@@ -385,7 +393,8 @@ class Ensemble:
 
     def make_combiner(self, mode: Optional[str] = None) -> Combiner:
         return Combiner(self.names, self.make_combination(mode),
-                        intervals.PeakQuantile(self.quantile))
+                        intervals.PeakQuantile(self.quantile,
+                                               gamma=self.quantile_gamma))
 
     def series(self, key: Hashable) -> SeriesPredictor:
         with self._lock:

@@ -527,6 +527,7 @@ def _command(args: Optional[Any] = None) -> int:
         tolerance=args.tolerance,
         penalty=args.penalty,
         quantile=args.quantile or p.quantile,
+        quantile_gamma=p.quantile_gamma,
         combination_options={
             'discount': p.discount if args.discount is None
             else args.discount,

@@ -28,9 +28,13 @@ its factor is the largest score it has seen (before its first score, the
 shorter lead's). Because
 workloads change regime, the quantile's level is adapted online as in
 Adaptive Conformal Inference (Gibbs and Candès, 2021): after each matured
-forecast it moves up by ``gamma * level`` on a miss (the actual peak above
-the bound) and down by ``gamma * (1 - level)`` otherwise, so that over a long
-stretch the bound is exceeded in about ``1 - level`` of the rounds.
+forecast it moves up by ``gamma * level`` on a miss and down by
+``gamma * (1 - level)`` otherwise, so that over a long stretch the bound is
+exceeded in about ``1 - level`` of the rounds.  A miss is the actual peak
+above the bound that was given with the forecast ``k + 1`` rounds earlier
+(the bound that was relied on, after the clamps of :meth:`upper`), not
+above the factor as it stands when the forecast matures: a factor learnt
+since then has moved with the very scores that would be judged.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ import numpy as np
 _TINY = 1e-6
 #: Scores needed at a lead before its level is adapted.
 MIN_SCORES = 10
+#: Default step of the level's adaptation ([predictor]quantile_gamma).
+GAMMA = 0.02
 
 
 def conformal_rank(n: int, level: float) -> Optional[int]:
@@ -71,7 +77,7 @@ class PeakQuantile:
     """
 
     def __init__(self, level: float = 0.9, window: int = 400,
-                 gamma: float = 0.005, initial: float = 0.1) -> None:
+                 gamma: float = GAMMA, initial: float = 0.1) -> None:
         if not 0.0 < level < 1.0:
             raise ValueError('level must be in (0, 1)')
         if window < MIN_SCORES:
@@ -116,6 +122,19 @@ class PeakQuantile:
         self._theta_cache = out
         return out[:leads]
 
+    def _current(self, lead: int) -> float:
+        """The log factor of one lead, sorting only its own scores (the
+        others' are needed only while it has none).
+        """
+        if self._theta_cache is not None and self._theta_cache.size > lead:
+            return float(self._theta_cache[lead])
+        filled = min(int(self._count[lead]), self.window)
+        if not filled:
+            return float(self.theta(lead + 1)[lead])
+        stored = self._stored[lead] if lead < len(self._stored) else None
+        return self._lead_theta(np.sort(self._scores[lead, :filled]),
+                                1.0 - self._alpha[lead], stored, 0.0)
+
     @staticmethod
     def _lead_theta(ordered: np.ndarray, level: float,
                     stored: Optional[float], shorter: float) -> float:
@@ -131,14 +150,22 @@ class PeakQuantile:
             return stored
         return float(ordered[-1]) if ordered.size else shorter
 
-    def learn(self, lead: int, predicted_peak: float,
-              actual_peak: float) -> bool:
-        """Score one matured peak forecast; return whether it was missed."""
+    def learn(self, lead: int, predicted_peak: float, actual_peak: float,
+              bound: Optional[float] = None) -> bool:
+        """Score one matured peak forecast; return whether it was missed.
+
+        ``bound`` is the upper bound given with the forecast; without one
+        (e.g. the first forecasts after a restart) the miss is judged
+        against the lead's current factor.
+        """
         if not (math.isfinite(predicted_peak) and math.isfinite(actual_peak)):
             return False
         self._grow(lead + 1)
         score = math.log(max(actual_peak, _TINY) / max(predicted_peak, _TINY))
-        miss = score > self.theta(lead + 1)[lead]
+        if bound is not None and math.isfinite(bound):
+            miss = actual_peak > bound
+        else:
+            miss = score > self._current(lead)
         if min(self._count[lead], self.window) >= MIN_SCORES:
             a = self._alpha[lead] + self.gamma * (
                 (1.0 - self.level) - float(miss))

@@ -34,7 +34,8 @@ class Matured:
 
     ``point[i]`` is forecaster ``i``'s forecast of the point, ``peak[i]`` the
     highest value of its path up to it (NaN: it did not answer that round);
-    ``own_peak`` is the combination's own peak forecast, if it made one.
+    ``own_peak`` is the combination's own peak forecast, if it made one, and
+    ``own_upper`` the upper bound it gave with it.
     """
 
     lead: int
@@ -43,16 +44,19 @@ class Matured:
     actual: float
     actual_peak: float
     own_peak: Optional[float] = None
+    own_upper: Optional[float] = None
 
 
 class _Entry:
-    __slots__ = ('age', 'paths', 'peaks', 'own', 'top')
+    __slots__ = ('age', 'paths', 'peaks', 'own', 'upper', 'top')
 
-    def __init__(self, paths: np.ndarray, own: Optional[np.ndarray]) -> None:
+    def __init__(self, paths: np.ndarray, own: Optional[np.ndarray],
+                 upper: Optional[np.ndarray] = None) -> None:
         self.age = 0
         self.paths = paths                      # (forecasters, steps)
         self.peaks = np.fmax.accumulate(paths, axis=1) if paths.size else paths
         self.own = own                          # combination's peak path
+        self.upper = upper                      # and its upper bound
         self.top = -np.inf                      # highest value seen since
 
     @property
@@ -69,8 +73,11 @@ class PathBook:
         self.entries: List[_Entry] = []
 
     def add(self, paths: Mapping[str, Sequence[float]],
-            own_peak: Optional[Sequence[float]] = None) -> None:
-        """Keep this round's forecaster ``paths`` and combined peak path."""
+            own_peak: Optional[Sequence[float]] = None,
+            own_upper: Optional[Sequence[float]] = None) -> None:
+        """Keep this round's forecaster ``paths``, combined peak path and
+        its upper bound.
+        """
         steps = max([len(p) for p in paths.values()] + [0])
         mat = np.full((len(self.names), steps), np.nan, dtype=np.float32)
         for i, name in enumerate(self.names):
@@ -79,8 +86,11 @@ class PathBook:
                 mat[i, :len(p)] = np.asarray(p, dtype=np.float32)
         own = (np.asarray(own_peak, dtype=np.float32)
                if own_peak is not None and len(own_peak) else None)
+        upper = (np.asarray(own_upper, dtype=np.float32)
+                 if own is not None and own_upper is not None
+                 and len(own_upper) else None)
         if steps or own is not None:
-            self.entries.insert(0, _Entry(mat, own))
+            self.entries.insert(0, _Entry(mat, own, upper))
 
     def advance(self, new_points: Sequence[float]) -> List[List[Matured]]:
         """Take in the new points, oldest first; return, per point, the
@@ -103,8 +113,11 @@ class PathBook:
                                            dtype=np.float32)
                 own = (float(e.own[lead]) if e.own is not None
                        and lead < len(e.own) else None)
+                up = (float(e.upper[lead]) if e.upper is not None
+                      and lead < len(e.upper) else None)
                 matured.append(Matured(lead, point.astype(float),
-                                       peak.astype(float), value, e.top, own))
+                                       peak.astype(float), value, e.top, own,
+                                       up))
             out.append(matured)
             self.entries = [e for e in self.entries if e.age < e.steps]
         return out
@@ -120,10 +133,13 @@ class PathBook:
                  for i, n in enumerate(self.names)
                  if e.paths.shape[1] and np.isfinite(e.paths[i, 0])}
         return {'paths': paths,
-                'own_peak': [] if e.own is None else [float(v) for v in e.own]}
+                'own_peak': [] if e.own is None else [float(v) for v in e.own],
+                'own_upper': ([] if e.upper is None
+                              else [float(v) for v in e.upper])}
 
     def load_pending(self, data: Mapping[str, Any]) -> None:
         self.entries = []
         paths = {n: p for n, p in dict(data.get('paths') or {}).items()
                  if n in self.names}
-        self.add(paths, data.get('own_peak') or None)
+        self.add(paths, data.get('own_peak') or None,
+                 data.get('own_upper') or None)

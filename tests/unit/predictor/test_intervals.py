@@ -139,3 +139,51 @@ def test_few_scores_use_the_largest_seen_then_the_rank():
     for score in scores[1:]:
         q.learn(1, 100.0, 100.0 * np.exp(score))
     assert q.theta(2)[1] == pytest.approx(np.sort(scores)[18], abs=1e-6)
+
+
+def test_a_miss_is_judged_on_the_bound_given_with_the_forecast():
+    q = intervals.PeakQuantile(0.9)
+    for _ in range(20):
+        q.learn(0, 100.0, 100.0 * np.exp(0.3))
+    # the factor learnt since covers this peak, the bound given did not
+    assert q.theta(1)[0] == pytest.approx(0.3, abs=1e-6)
+    before = q.misses[0]
+    assert q.learn(0, 100.0, 120.0, bound=110.0)
+    assert not q.learn(0, 100.0, 120.0, bound=125.0)
+    # without a bound (after a restart), the current factor judges
+    assert not q.learn(0, 100.0, 120.0)
+    assert q.misses == [before + 1]
+
+
+def test_level_reacts_within_a_few_rounds_when_the_forecast_turns_low():
+    # a full window of small scores, then the peak forecasts turn 30% low:
+    # the window's 90% quantile alone moves only after 40 new scores; the
+    # adapted level (quantile_gamma 0.02) covers again within 8 rounds
+    q = intervals.PeakQuantile(0.9, window=400)
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        q.learn(0, 100.0, 100.0 * np.exp(rng.normal(0.0, 0.02)))
+    rounds = None
+    for t in range(40):
+        bound = float(q.upper([100.0])[0])
+        actual = 130.0 * np.exp(rng.normal(0.0, 0.02))
+        q.learn(0, 100.0, actual, bound=bound)
+        if rounds is None and actual <= bound:
+            rounds = t
+    assert rounds is not None and rounds <= 8, rounds
+
+
+def test_the_bound_given_rides_with_the_pending_paths():
+    e = ens.Ensemble(names=['arima_010'], horizon=3)
+    rng = np.random.default_rng(4)
+    y = 100.0 * np.exp(np.cumsum(rng.normal(0.0, 0.02, 60)))
+    f = e.predict('k', y[:50])
+    book = e.series('k').combiner.book
+    assert book.entries[0].upper == pytest.approx(f.upper, rel=1e-6)
+    state = json.loads(json.dumps(e.state('k')))
+    again = ens.Ensemble(names=['arima_010'], horizon=3)
+    again.load_state('k', state)
+    entry = again.series('k').combiner.book.entries[0]
+    assert entry.upper == pytest.approx(f.upper, rel=1e-6)
+    matured = again.series('k').combiner.book.advance([y[50]])[0]
+    assert matured[0].own_upper == pytest.approx(f.upper[0], rel=1e-6)
