@@ -69,6 +69,7 @@ from elastman.evaluation.simulator import SimCluster
 from elastman.evaluation.simulator import SimConfig
 from elastman.evaluation import traces as tr
 from elastman.predictor.ensemble import Ensemble
+from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
 
@@ -595,6 +596,27 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+class QuantileLevel(Elastman):
+    """elastman planning on its forecasts' upper quantile with no headroom
+    above it: the bound's level (``[predictor]quantile``) is the margin, and
+    the knob a sweep moves.
+    """
+
+    knob = 'quantile'
+    sweep = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+    def __init__(self, **kwargs: Any) -> None:
+        options = dict(kwargs.pop('options', None) or {}, plan_on='quantile',
+                       headroom=0.0)
+        super().__init__(predict=True, options=options, **kwargs)
+
+    def knob_value(self) -> float | None:
+        return float(self.ensemble_kwargs.get('quantile', intervals.LEVEL))
+
+    def set_knob(self, value: float) -> None:
+        self.ensemble_kwargs['quantile'] = float(value)
+
+
 def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
     """The policies by name, in the report's order (``elastman_kwargs`` go
     to every elastman policy; ``elastman-paper`` keeps the paper's rule).
@@ -615,6 +637,9 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         'elastman-quantile': lambda: Elastman(predict=True, **dict(
             elastman_kwargs, name='elastman-quantile', options=dict(
                 elastman_kwargs.get('options') or {}, plan_on='quantile'))),
+        # the same with no headroom: the bound's level is the margin
+        'elastman-quantile-level': lambda: QuantileLevel(**dict(
+            elastman_kwargs, name='elastman-quantile-level')),
         'oracle': Oracle}
     names = list(names or ALL)
     unknown = set(names) - set(factories)
@@ -624,6 +649,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 
 #: The default report; ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-nointerference``, ``elastman-dimension`` and
+#: ``elastman-quantile-level``, ``elastman-nointerference``, ``elastman-dimension`` and
 #: ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

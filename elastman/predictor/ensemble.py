@@ -325,7 +325,7 @@ class Ensemble:
         refit_interval: int = 10,
         weight_floor: float = 0.05,
         classes: Optional[Mapping[str, type]] = None,
-        quantile: float = 0.9,
+        quantile: float = intervals.LEVEL,
         quantile_gamma: float = intervals.GAMMA,
         combination_options: Optional[Mapping[str, Any]] = None,
     ) -> None:

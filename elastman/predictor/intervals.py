@@ -48,6 +48,8 @@ import numpy as np
 _TINY = 1e-6
 #: Scores needed at a lead before its level is adapted.
 MIN_SCORES = 10
+#: Default level of the bound ([predictor]quantile).
+LEVEL = 0.9
 #: Default step of the level's adaptation ([predictor]quantile_gamma).
 GAMMA = 0.02
 
@@ -76,7 +78,7 @@ class PeakQuantile:
     :param initial: log factor used before any score (0.1: 10% above).
     """
 
-    def __init__(self, level: float = 0.9, window: int = 400,
+    def __init__(self, level: float = LEVEL, window: int = 400,
                  gamma: float = GAMMA, initial: float = 0.1) -> None:
         if not 0.0 < level < 1.0:
             raise ValueError('level must be in (0, 1)')

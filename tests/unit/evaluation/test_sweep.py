@@ -109,6 +109,24 @@ def test_settings_reach_the_simulated_controller_and_its_description():
     assert got['elastman-paper'].policy.headroom == 0.0
 
 
+def test_the_quantile_level_is_the_margin_of_its_policy():
+    """elastman-quantile-level plans on the bound with no headroom, and its
+    knob is the level the forecasts' bound is made at.
+    """
+    cfg = sm.SimConfig()
+    trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
+    p = pol.make(['elastman-quantile-level'], options={'alpha_fraction': 0.1})[0]
+    assert (p.knob, p.knob_value()) == ('quantile', 0.9)
+    p.set_knob(0.7)
+    p.start(sm.SimCluster(trace, cfg, [sm.Flavor('m1.medium')], {'m1.medium': 6},
+                          1, p.name))
+    assert p.knob_value() == 0.7 and p.ensemble.quantile == 0.7
+    assert p.policy.plan_on == 'quantile' and p.policy.headroom == 0.0
+    assert p.policy.alpha_fraction == 0.1
+    assert sweep.knob_settings(['elastman-quantile-level'])[:2] == [
+        ('elastman-quantile-level', 0.5), ('elastman-quantile-level', 0.6)]
+
+
 @pytest.fixture(scope='module')
 def flash(tmp_path_factory):
     out = str(tmp_path_factory.mktemp('sweep'))
