@@ -649,6 +649,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 
 #: The default report; ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-quantile-level``, ``elastman-nointerference``, ``elastman-dimension`` and
-#: ``elastman-noprior`` run when named.
+#: ``elastman-quantile-level``, ``elastman-nointerference``,
+#: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')
