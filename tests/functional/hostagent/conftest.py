@@ -52,7 +52,7 @@ DOMAIN_XML = """<domain type='qemu'>
   <memory unit='MiB'>64</memory>
   <vcpu>1</vcpu>
   <os><type arch='x86_64'>hvm</type></os>
-  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator></devices>
+  <devices><emulator>/usr/bin/qemu-system-x86_64</emulator>{devices}</devices>
 </domain>"""
 
 
@@ -170,12 +170,15 @@ def domains_to_clean(libvirt_conn):
 
 
 def start_domain(conn, names, vm_class, flavor='m1.test',
-                 extra_metadata=''):
-    """Create a transient TCG domain; returns (domain, seconds it took)."""
+                 extra_metadata='', devices=''):
+    """Create a transient TCG domain (``devices``: XML added to its
+    <devices>); returns (domain, seconds it took).
+    """
     name = 'elastman-ft-%s' % uuid.uuid4().hex[:8]
     names.append(name)
     xml = DOMAIN_XML.format(name=name, uuid=uuid.uuid4(), vm_class=vm_class,
-                            flavor=flavor, extra_metadata=extra_metadata)
+                            flavor=flavor, extra_metadata=extra_metadata,
+                            devices=devices)
     t0 = time.monotonic()
     dom = conn.createXML(xml, 0)
     return dom, time.monotonic() - t0

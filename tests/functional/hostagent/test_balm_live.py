@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """The host agent with its default configuration against a real Cassandra
-node whose latency rises, and every rung of the ladder on a real domain.
+node whose latency rises, every rung of the ladder on a real domain, and
+the adaptive CPU allocation's closed loop on real domains.
 
 The latency-critical "VM" is a TCG domain whose metadata names the JMX
 endpoint of the session's real Cassandra node (the store node), serving a
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -40,6 +43,13 @@ from tests.functional.hostagent.conftest import wait
 from tests.functional.monitor import load as load_mod
 
 READS_PER_S = 200.0
+#: a boot sector whose code is ``jmp $``: the guest spins, a CPU-bound BE VM
+SPIN_SECTOR = b'\xeb\xfe' + bytes(508) + b'\x55\xaa'
+SPIN_DISK = """
+    <disk type='file' device='disk'><driver name='qemu' type='raw'/>
+      <source file='{path}'/><target dev='hda' bus='ide'/></disk>"""
+#: seconds between two latency samples pushed for the LC VM
+FEED_EVERY = 0.1
 LC_METADATA = """
     <elastman:vm xmlns:elastman="http://openstack.org/xmlns/elastman/hostagent/1.0"
                  class="latency-critical" slo_ms="35" jmx="{endpoint}"/>"""
@@ -352,5 +362,146 @@ def test_domain_ops_restore_an_unlimited_quota(libvirt_conn, installed_hook,
         ops.set_cpu_share(be.UUIDString(), 1.0)
         assert be.schedulerParameters()['vcpu_quota'] in (-1, 0) or \
             be.schedulerParameters()['vcpu_quota'] > 10 ** 12
+    finally:
+        agent.stop()
+
+
+@pytest.fixture
+def one_node_sysfs(tmp_path):
+    """One NUMA node with CPUs 0 and 1. The allocator shares a node's cores
+    between its LC and BE VMs; on fake_sysfs's two nodes the BE VM is placed
+    on the node without the LC VM, where no LC VM takes cores back.
+    """
+    root = tmp_path / 'sys1'
+    node = root / 'devices/system/node/node0'
+    node.mkdir(parents=True)
+    (node / 'cpulist').write_text('0-1\n')
+    (node / 'meminfo').write_text('Node 0 MemTotal: 1048576 kB\n')
+    (node / 'distance').write_text('10\n')
+    for cpu in (0, 1):
+        topo = root / 'devices/system/cpu' / ('cpu%d' % cpu) / 'topology'
+        topo.mkdir(parents=True)
+        (topo / 'physical_package_id').write_text('0\n')
+    return str(root)
+
+
+@pytest.fixture
+def spin_disk():
+    """A raw disk holding SPIN_SECTOR, where QEMU (user libvirt-qemu) can
+    read it: tmp_path's parents are private to root.
+    """
+    where = tempfile.mkdtemp(prefix='elastman-ft-', dir='/var/tmp')
+    os.chmod(where, 0o755)
+    path = os.path.join(where, 'spin.img')
+    with open(path, 'wb') as f:
+        f.write(SPIN_SECTOR)
+    yield path
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def _vcpu_quota(name: str) -> int:
+    """The domain's vcpu_quota as ``virsh schedinfo`` shows it."""
+    out = virsh('schedinfo', name)
+    match = re.search(r'^vcpu_quota\s*:\s*(-?\d+)\s*$', out, re.M)
+    assert match, out
+    return int(match.group(1))
+
+
+def _feed(agent, vm: str, latency_ms: float, seconds: float, until=None):
+    """Push ``latency_ms`` for ``vm`` every FEED_EVERY s through the agent's
+    RPC method (as the monitor's casts arrive), for ``seconds`` or until
+    ``until()``; returns the seconds until ``until()`` held, else None.
+    """
+    t0 = next_push = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if until is not None and until():
+            return now - t0
+        if now - t0 >= seconds:
+            return None
+        if now >= next_push:
+            agent.push_latency(None, vm, latency_ms)
+            next_push += FEED_EVERY
+        time.sleep(0.01)
+
+
+def test_cpu_allocation_lends_and_takes_back_cores_on_real_domains(
+        spin_disk, libvirt_conn, installed_hook, one_node_sysfs,
+        domains_to_clean, tmp_path):
+    """The adaptive CPU allocation in a closed loop on one node of 2 CPUs:
+    an idle LC VM (1 vCPU, SLO 35 ms) beside a spinning BE VM (1 vCPU,
+    placed with 50000 us per 100000 us). While the LC VM is green the
+    allocation intervals lend the BE VM its whole vCPU; red latency pushed
+    to the agent takes it back between intervals, down to the BE floor.
+    Every quota is read back with ``virsh schedinfo``.
+    """
+    state_dir, _ = installed_hook
+    # mode off: the ladder's cpu_quota rung would also scale the BE VM's
+    # quota on red; here only the allocation sets it (the controller loop
+    # still feeds the monitor and calls cpu_danger at every poll)
+    agent = make_agent(state_dir, one_node_sysfs, tmp_path, mode='off')
+    assert agent.group.cpu_allocation == 'adaptive'       # the default
+    period = placement.DomainOps.PERIOD
+    agent.start()
+    try:
+        lc, _ = start_domain(libvirt_conn, domains_to_clean,
+                             'latency-critical')
+        be, _ = start_domain(libvirt_conn, domains_to_clean, 'best-effort',
+                             devices=SPIN_DISK.format(path=spin_disk))
+        lc_id, be_id = lc.UUIDString(), be.UUIDString()
+        assert wait(lambda: agent.events_applied >= 2, 30)
+        assert agent._homes == {lc_id: 0, be_id: 0}
+        assert agent.monitor.vms == {lc_id: (0, 35.0)}
+        lc_quota = _vcpu_quota(lc.name())
+        assert lc_quota == -1 or lc_quota > 10 ** 12       # not capped
+        assert _vcpu_quota(be.name()) == 50000             # placement's
+        assert agent.allocate_cpu() == {}                  # first reading
+
+        # green: each interval, the BE VM's cap from its CPU time per second
+        # (no PMU here) by hill climbing; the LC VM asks for its size, 1
+        # core, of the node's 2, so the BE VM may get up to its own 1 vCPU:
+        # min(2 CPUs, 1 vCPU) = 1 core = a whole period per period
+        seen = [50000]
+        for _ in range(12):
+            _feed(agent, lc_id, 10.0, agent.group.cpu_interval)
+            ev = agent.monitor.evaluate(time.monotonic())
+            assert ev.ready and ev.per_node == {0: balm.GREEN}, ev
+            caps = agent.allocate_cpu()
+            assert set(caps) == {be_id}                # LC VMs: no cap
+            quota = _vcpu_quota(be.name())
+            # what libvirt holds is the allocator's cap (0.05-core dead band)
+            assert quota == agent.domain_ops.quota_of(be_id)
+            assert abs(quota - caps[be_id] * period) < 0.05 * period
+            assert 0.1 * period <= quota <= period
+            assert _vcpu_quota(lc.name()) == lc_quota
+            seen.append(quota)
+            if quota == period:
+                break
+        print('BE vcpu_quota per interval while green: %s' % seen)
+        assert seen[-1] == period, seen        # the whole vCPU, lent
+        assert agent.allocator.lc[lc_id].request == 1.0
+        assert agent.allocator.lc[lc_id].peak_used() < 0.5   # idle LC VM
+
+        # red: p99 50 ms > 35 ms. The controller loop turns the pushes into
+        # samples; with min_samples of them since the last cap the monitor
+        # is red and cpu_danger, without an allocation interval, gives the
+        # LC VM its guarantee plus a corrector step, min(2, 1 + 2) = 2
+        # cores: the BE VM keeps only its 0.1-core floor
+        floor = int(round(agent.allocator.be_floor * period))
+        assert floor == 10000
+        took = _feed(agent, lc_id, 50.0, 5.0, until=lambda:
+                     be.schedulerParameters()['vcpu_quota'] == floor)
+        assert took is not None, _vcpu_quota(be.name())
+        print('BE vcpu_quota %d -> %d %.3f s after the first red sample'
+              % (period, floor, took))
+        assert _vcpu_quota(be.name()) == floor
+        assert _vcpu_quota(lc.name()) == lc_quota
+        assert agent.allocator.lc[lc_id].request == 2.0
+        # the next interval, still red, keeps it there
+        _feed(agent, lc_id, 50.0, agent.group.cpu_interval)
+        caps = agent.allocate_cpu()
+        assert caps == {be_id: pytest.approx(0.1)}
+        assert _vcpu_quota(be.name()) == floor
+        assert _vcpu_quota(lc.name()) == lc_quota
     finally:
         agent.stop()
