@@ -78,6 +78,32 @@ def test_uipt_hill_climbing_finds_the_knee_of_a_concave_curve():
         assert 5.0 <= sum(seen[-60:]) / 60 <= 9.5, start
 
 
+def test_uipt_corrector_runs_every_window(monkeypatch):
+    """The multi-interval corrector compares the last two windows at the
+    end of every window from the second on, not only once.
+    """
+    calls = []
+    real = cpualloc.hill_climbing
+
+    def spy(dy, du, threshold):
+        calls.append(threshold)
+        return real(dy, du, threshold)
+    monkeypatch.setattr(cpualloc, 'hill_climbing', spy)
+    tenant = cpualloc.UiptTenant(4.0, min_cores=1, max_cores=16,
+                                 params={'corrector_threshold': 0.123},
+                                 rng=random.Random(1))
+    ran_at = []
+    cores = 4.0
+    for interval in range(1, 16):
+        before = calls.count(0.123)
+        cores = tenant.update(cores, 1.0 + 0.5 * interval)
+        if calls.count(0.123) > before:
+            ran_at.append(interval)
+    w = cpualloc.TABLE_4_2['corrector_window']
+    assert ran_at == list(range(2 * w, 16, w))       # 6, 9, 12, 15
+    assert len(tenant.history) == 2 * w
+
+
 def test_slo_tenant_asks_fast_and_gives_back_slowly():
     t = cpualloc.SloTenant(4, floor=1, ceiling=16)
     assert t.update('red', 2) == 6
