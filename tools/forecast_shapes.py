@@ -123,6 +123,8 @@ def main(argv: List[str] = None) -> int:
                     help='default combination (default [predictor]selection)')
     ap.add_argument('--discount', type=float, default=None)
     ap.add_argument('--eta', type=float, default=None)
+    ap.add_argument('--relative-eta', type=float, default=None,
+                    help='default [predictor]relative_eta')
     ap.add_argument('--quantile-gamma', type=float, default=None,
                     help='step of the upper bound\'s level adaptation '
                     '(default [predictor]quantile_gamma)')
@@ -144,7 +146,9 @@ def main(argv: List[str] = None) -> int:
     with multiprocessing.Pool(max(1, args.jobs)) as pool:
         files = pool.map(_paths, jobs, chunksize=1)
     opts = {'discount': p.discount if args.discount is None else args.discount,
-            'eta': p.eta if args.eta is None else args.eta}
+            'eta': p.eta if args.eta is None else args.eta,
+            'relative_eta': (p.relative_eta if args.relative_eta is None
+                             else args.relative_eta)}
     rows = []
     for (name, y, step, seasons, h, _), f in zip(jobs, files):
         data = np.load(f, allow_pickle=True)

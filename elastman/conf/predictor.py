@@ -76,6 +76,16 @@ predictor_opts = [
         'error.',
     ),
     cfg.FloatOpt(
+        'relative_eta',
+        default=0.0,
+        min=0.0,
+        help='"hedge": when above 0, the learning rate per unit of a '
+        'candidate\'s excess error over the best candidate\'s, relative to '
+        'the best\'s: weights exp(-relative_eta x (error - best) / best), '
+        'which do not depend on how large the errors of a series are. It '
+        'replaces eta; 0 keeps eta.',
+    ),
+    cfg.FloatOpt(
         'tolerance',
         default=0.05,
         min=0.0,

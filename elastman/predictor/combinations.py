@@ -544,27 +544,42 @@ class Select(Combination):
         self.peak_all.load(data['peak_all'])
 
 
+#: A best loss below this counts as this much (a perfect candidate).
+_TINY_LOSS = 1e-9
+
+
 class Hedge(Select):
     """Exponentially weighted averaging (Hedge), per lead, over the same
     candidates as :class:`Select`: weights ``exp(-eta * loss)``.
 
     :param eta: learning rate (per unit of discounted relative error).
+    :param relative_eta: when above 0, the learning rate per unit of excess
+        loss over the best candidate's, relative to the best's, in place of
+        ``eta``: the weights then do not depend on the scale of the errors
+        (a noiseless series' candidates differ by hundredths of a percent,
+        a bursty one's by whole percents).
     """
 
     name = 'hedge'
 
     def __init__(self, names: Sequence[str], discount: float = 0.8,
                  eta: float = 20.0, scope: str = 'pooled',
-                 point_scope: str = 'lead', **kwargs: Any) -> None:
+                 point_scope: str = 'lead', relative_eta: float = 0.0,
+                 **kwargs: Any) -> None:
         super().__init__(names, discount, scope, point_scope, **kwargs)
         self.eta = float(eta)
+        self.relative_eta = float(relative_eta)
 
     def _mix(self, cands: np.ndarray, loss: np.ndarray
              ) -> tuple[np.ndarray, np.ndarray]:
         ok = np.isfinite(cands)
         masked = np.where(ok, loss, np.inf)
         best = masked.min(axis=0)
-        w = np.where(ok, np.exp(-self.eta * (masked - best)), 0.0)
+        if self.relative_eta > 0:
+            excess = (masked - best) / np.maximum(best, _TINY_LOSS)
+            w = np.where(ok, np.exp(-self.relative_eta * excess), 0.0)
+        else:
+            w = np.where(ok, np.exp(-self.eta * (masked - best)), 0.0)
         w /= w.sum(axis=0)
         return np.sum(w * np.where(ok, cands, 0.0), axis=0), w
 

@@ -309,7 +309,8 @@ class Ensemble:
     estimating them again.
 
     :param mode: the combination rule (:data:`MODES`).
-    :param combination_options: options of the rule (``discount``, ``eta``).
+    :param combination_options: options of the rule (``discount``, ``eta``,
+        ``relative_eta``).
     :param quantile: level of the forecasts' upper bound.
     :param quantile_gamma: step of the adaptation of the bound's level.
     """
@@ -376,7 +377,8 @@ class Ensemble:
             weight_floor=p.weight_floor,
             quantile=p.quantile,
             quantile_gamma=p.quantile_gamma,
-            combination_options={'discount': p.discount, 'eta': p.eta},
+            combination_options={'discount': p.discount, 'eta': p.eta,
+                                 'relative_eta': p.relative_eta},
         )
 
     @property

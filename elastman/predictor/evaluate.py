@@ -456,6 +456,10 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         '--eta', type=float, default=None,
         help='hedge: learning rate (default [predictor]eta)')
     parser.add_argument(
+        '--relative-eta', type=float, default=None,
+        help='hedge: learning rate on the excess over the best candidate\'s '
+        'error, relative to it (default [predictor]relative_eta)')
+    parser.add_argument(
         '--quantile', type=float, default=None,
         help='level of the upper bound (default [predictor]quantile)')
     parser.add_argument(
@@ -531,7 +535,9 @@ def _command(args: Optional[Any] = None) -> int:
         combination_options={
             'discount': p.discount if args.discount is None
             else args.discount,
-            'eta': p.eta if args.eta is None else args.eta},
+            'eta': p.eta if args.eta is None else args.eta,
+            'relative_eta': (p.relative_eta if args.relative_eta is None
+                             else args.relative_eta)},
         seasonal_periods=(args.seasonal_period
                           if args.seasonal_period is not None
                           else default_seasons(args.step)),

@@ -134,6 +134,25 @@ def test_hedge_weights_by_recent_error_and_forgets():
     assert out[-1].values[0] == pytest.approx(150.0, abs=2.0)
 
 
+def test_relative_eta_weights_do_not_depend_on_the_errors_scale():
+    """Two candidates 0.2% and 0.4% off a flat series: eta 20 per unit of
+    error barely tells them apart, relative_eta weighs the better one as
+    it weighs one 20% off against one 40% off.
+    """
+    def run(scale, **options):
+        def paths_of(t):
+            return {'good': [100.0 * (1 + scale)],
+                    'bad': [100.0 * (1 + 2 * scale)]}
+        return _feed('hedge', paths_of, [100.0] * 30, discount=0.8,
+                     **options)[-1].weights
+    small = run(0.002, eta=20.0)
+    assert small['good'] == pytest.approx(small['bad'], abs=0.1)
+    rel_small = run(0.002, relative_eta=5.0)
+    rel_large = run(0.2, relative_eta=5.0)
+    assert rel_small['good'] > 0.9
+    assert rel_small['good'] == pytest.approx(rel_large['good'], abs=1e-3)
+
+
 def test_mean_and_median_of_those_that_answered():
     comb = cb.make('median', ['a', 'b', 'c'])
     res = comb.combine(np.array([[1.0, 5.0], [2.0, 1.0], [np.nan, np.nan]]))
