@@ -207,7 +207,8 @@ class SloTenant:
             return self.danger()
         if colour == 'green':
             self._green += 1
-            # the removal must leave a corrector step idle above the peak
+            # the removal must leave a corrector step and a tenth of the
+            # peak idle above the peak
             room = 1.0 + self.p['corrector_cores'] + \
                 PEAK_MARGIN * self.peak_used()
             if self._green >= self.p['corrector_window'] and \

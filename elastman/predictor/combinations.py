@@ -556,7 +556,7 @@ class Hedge(Select):
     :param relative_eta: when above 0, the learning rate per unit of excess
         loss over the best candidate's, relative to the best's, in place of
         ``eta``: the weights then do not depend on the scale of the errors
-        (a noiseless series' candidates differ by hundredths of a percent,
+        (a noiseless series' candidates differ by tenths of a percent,
         a bursty one's by whole percents).
     """
 
