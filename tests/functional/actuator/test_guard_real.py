@@ -197,20 +197,27 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
             in_band = [v for v in (metric.get(n) or probe.get(n) for n in metric)
                        if v and v >= 0.8 * slo]
             # hot: more than alpha (1) nodes in the band, or the cluster
-            if hot_at is None and (len(in_band) > 1
-                                   or (whole.get(METRIC) or 0) >= 0.8 * slo):
+            hot = len(in_band) > 1 or (whole.get(METRIC) or 0) >= 0.8 * slo
+            if hot and hot_at is None:
                 hot_at = log[-1][0]
                 print('in the band at %.3f CPU per node' % level)
             print('%.3f CPU: %s' % (level, sorted(
                 round(v, 1) for v in log[-1][1].values() if v)))
-            if hot_at is None and levels:
-                level = levels.pop(0)
-                _set_quotas(groups, level)
             decisions = list(store.actions.decisions(record['id'], limit=50))
             guard = [d for d in decisions if d['record'].get('trigger') == 'guard'
                      and d['action'] == 'scale_out']
             if guard:
                 break
+            if not hot and hot_at is not None:
+                # one hot round after a cut (the queue the cut built, a
+                # spike of the shared host) is not a band that lasts: the
+                # guard waits for guard_intervals hot rounds, so the cuts
+                # go on until one lasts
+                print('out of the band again at %.3f CPU per node' % level)
+                hot_at = None
+            if hot_at is None and levels:
+                level = levels.pop(0)
+                _set_quotas(groups, level)
         assert hot_at is not None, ('the p99 never entered the warning band '
                                     '(SLO %.1f ms): %s' % (slo, log[-5:]))
         assert guard, 'no guard scale-out: %s' % [
