@@ -145,10 +145,7 @@ def main(argv: List[str] = None) -> int:
             for n, y, step, seasons in todo]
     with multiprocessing.Pool(max(1, args.jobs)) as pool:
         files = pool.map(_paths, jobs, chunksize=1)
-    opts = {'discount': p.discount if args.discount is None else args.discount,
-            'eta': p.eta if args.eta is None else args.eta,
-            'relative_eta': (p.relative_eta if args.relative_eta is None
-                             else args.relative_eta)}
+    opts = evaluate.combination_options(p, args)
     rows = []
     for (name, y, step, seasons, h, _), f in zip(jobs, files):
         data = np.load(f, allow_pickle=True)

@@ -575,11 +575,9 @@ class Hedge(Select):
         ok = np.isfinite(cands)
         masked = np.where(ok, loss, np.inf)
         best = masked.min(axis=0)
-        if self.relative_eta > 0:
-            excess = (masked - best) / np.maximum(best, _TINY_LOSS)
-            w = np.where(ok, np.exp(-self.relative_eta * excess), 0.0)
-        else:
-            w = np.where(ok, np.exp(-self.eta * (masked - best)), 0.0)
+        rate = (self.relative_eta / np.maximum(best, _TINY_LOSS)
+                if self.relative_eta > 0 else self.eta)
+        w = np.where(ok, np.exp(-rate * (masked - best)), 0.0)
         w /= w.sum(axis=0)
         return np.sum(w * np.where(ok, cands, 0.0), axis=0), w
 

@@ -495,6 +495,18 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     )
 
 
+#: The combination options a command line may set over [predictor]'s.
+COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta')
+
+
+def combination_options(group: Any, args: Any) -> dict:
+    """The combination rule's options: each of ``args``' values that is
+    set, else the ``[predictor]`` option of the same name in ``group``.
+    """
+    return {name: getattr(group, name) if getattr(args, name) is None
+            else getattr(args, name) for name in COMBINATION_OPTIONS}
+
+
 def _command(args: Optional[Any] = None) -> int:
     """Run the evaluation; without ``args``, read them from ``CONF.command``.
 
@@ -532,12 +544,7 @@ def _command(args: Optional[Any] = None) -> int:
         penalty=args.penalty,
         quantile=args.quantile or p.quantile,
         quantile_gamma=p.quantile_gamma,
-        combination_options={
-            'discount': p.discount if args.discount is None
-            else args.discount,
-            'eta': p.eta if args.eta is None else args.eta,
-            'relative_eta': (p.relative_eta if args.relative_eta is None
-                             else args.relative_eta)},
+        combination_options=combination_options(p, args),
         seasonal_periods=(args.seasonal_period
                           if args.seasonal_period is not None
                           else default_seasons(args.step)),
