@@ -249,8 +249,11 @@ def run_cpu(policy: str, seconds: float = 600.0, seed: int = 42,
                 colours = {vm: balm.colour_of(lat, cfg.slo_ms)
                            for vm, lat in ev.latency.items()}
                 be_used = acc_be / per_interval
+                # the LC VM can run on every core; fixed quotas
+                # guarantee it FIXED_LC_CORES
                 vms = {'lc': {'class': 'latency-critical', 'node': 0,
-                              'vcpus': FIXED_LC_CORES, 'cores': cfg.cores,
+                              'vcpus': cfg.cores,
+                              'guarantee': FIXED_LC_CORES, 'cores': cfg.cores,
                               'used': acc_used / per_interval,
                               'perf': acc_used / per_interval},
                        'be': {'class': 'best-effort', 'node': 0,

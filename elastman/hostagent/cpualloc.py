@@ -25,18 +25,22 @@ quotas.
   and the AIMD reaction to large changes, all with Table 4.2's defaults.
 * Latency-critical VMs: the same AIMD structure on the SLO colour instead of
   UIPT (a latency-critical service at its UIPT knee runs at the utilisation
-  where its tail latency breaks): yellow or red asks for the corrector's 2
-  more cores at once, and at least the VM's guarantee (Ch. 5.2.3: its own
+  where its tail latency breaks): yellow or red asks for a corrector step
+  more at once, and at least the VM's guarantee (Ch. 5.2.3: its own
   size, the cores it lent while it needed less come back in one step, not
-  2 by 2); green for a multi-interval window gives one back while the VM
-  keeps a corrector step (2 cores) and a tenth of that peak idle after the
-  removal above the most it used in the corrector's span, its last two
+  a step at a time); green for a multi-interval window gives back a core
+  while the VM keeps a corrector step and a tenth of that peak idle after
+  the removal above the most it used in the corrector's span, its last two
   windows (6 intervals): the demand of a bursty service is its recent
   peak, not its last interval's use, and its bursts grow with it (greedy
   reduction: on host-bench's scenario C, seeds 1-10
   and 42, a yellow or red followed within 3 s 62% of the removals that
   left under 1 core idle in the last interval, 40% of those that left 1-2,
-  28% for 2-3); grey holds.
+  28% for 2-3); grey holds. A VM never asks for more than its vCPUs, which
+  is all it can run on. Table 4.2's corrector step of 2 cores is for the
+  thesis' workloads of 16 cores and more; a smaller VM's step, and the
+  core it gives back, are :data:`STEP_SHARE` of its vCPUs, so that a VM of
+  3 vCPUs or fewer lends too.
 * Master: the priority policy (Ch. 5.2.2) with the guarantee policy's floor
   (Ch. 5.2.3): latency-critical requests first, each VM at least its
   ``floor``; best-effort VMs share what is left by weighted max-min
@@ -106,6 +110,11 @@ def fuzzy(dy: float, du: float, gdy: float = 12.0, gdu: float = 1.0,
 #: idle on top of the corrector's step: its bursts grow with its load.
 PEAK_MARGIN = 0.1
 
+#: A latency-critical VM's corrector step as a share of its vCPUs, at most
+#: Table 4.2's 2 cores (2 of 16 vCPUs); what it gives back at a time is the
+#: step, at most a core.
+STEP_SHARE = 1.0 / 8
+
 
 class UiptTenant:
     """A best-effort VM's request from its UIPT (Algorithm 2 or 3)."""
@@ -170,20 +179,25 @@ class UiptTenant:
 class SloTenant:
     """A latency-critical VM's request from its SLO colour.
 
-    ``cores``, the VM's size, is also its guarantee: what it gets back at
-    once when it turns yellow or red. A removal must leave a corrector step
-    and :data:`PEAK_MARGIN` of the peak idle above the peak of the cores
-    used over the corrector's span (two windows: ``2 * corrector_window``
+    ``ceiling`` is the most the VM can use (its vCPUs, at most its node's
+    CPUs); ``cores``, its guarantee, is what it gets back at once when it
+    turns yellow or red (at most the ceiling). Its corrector step is
+    :data:`STEP_SHARE` of the ceiling, at most Table 4.2's; a removal gives
+    back the step, at most a core, and must leave a step and
+    :data:`PEAK_MARGIN` of the peak idle above the peak of the cores used
+    over the corrector's span (two windows: ``2 * corrector_window``
     intervals).
     """
 
     def __init__(self, cores: float, floor: float, ceiling: float,
                  params: Mapping | None = None) -> None:
         self.p = dict(TABLE_4_2, **(params or {}))
-        self.floor = floor
         self.ceiling = ceiling
-        self.guarantee = cores
-        self.request = cores
+        self.floor = min(floor, ceiling)
+        self.guarantee = min(cores, ceiling)
+        self.step = min(self.p['corrector_cores'], STEP_SHARE * ceiling)
+        self.unit = min(1.0, self.step)
+        self.request = self.guarantee
         self._green = 0
         self._used: collections.deque[float] = collections.deque(
             maxlen=2 * int(self.p['corrector_window']))
@@ -194,7 +208,7 @@ class SloTenant:
         """
         self._green = 0
         self.request = min(self.ceiling, max(
-            self.request + self.p['corrector_cores'], self.guarantee))
+            self.request + self.step, self.guarantee))
         return self.request
 
     def peak_used(self) -> float:
@@ -209,11 +223,10 @@ class SloTenant:
             self._green += 1
             # the removal must leave a corrector step and a tenth of the
             # peak idle above the peak
-            room = 1.0 + self.p['corrector_cores'] + \
-                PEAK_MARGIN * self.peak_used()
+            room = self.unit + self.step + PEAK_MARGIN * self.peak_used()
             if self._green >= self.p['corrector_window'] and \
                     self.peak_used() < self.request - room:
-                self.request = max(self.floor, self.request - 1.0)
+                self.request = max(self.floor, self.request - self.unit)
                 self._green = 0
         else:
             self._green = 0
@@ -275,7 +288,8 @@ class HostAllocator:
     ``interval(vms, colours)`` takes ``{vm: {'class', 'node', 'vcpus',
     'cores', 'used', 'perf'}}`` (``cores``: the CPU it was allowed, ``used``:
     the CPU it used and ``perf``: its UIPT, or its CPU time per second where
-    the host has no PMU, over the interval) and the LC VMs' colours; it
+    the host has no PMU, over the interval; an LC VM may also have a
+    ``guarantee`` below its vCPUs, which is its size by default) and the LC VMs' colours; it
     returns the best-effort VMs' new caps in cores. Between intervals,
     ``danger(vms)`` answers a latency-critical VM that turned yellow or red
     at once (Table 4.2's corrector step). Latency-critical VMs are not
@@ -338,8 +352,9 @@ class HostAllocator:
             for vm, v in here.items():
                 if v['class'] == 'latency-critical':
                     tenant = self.lc.setdefault(vm, SloTenant(
-                        float(v['vcpus']), floor=1.0,
-                        ceiling=float(total), params=self.params))
+                        float(v.get('guarantee', v['vcpus'])), floor=1.0,
+                        ceiling=float(min(total, v['vcpus'])),
+                        params=self.params))
                     tenant.update(colours.get(vm, 'grey'), v['used'])
                 else:
                     tenant = self.be.setdefault(vm, UiptTenant(

@@ -50,7 +50,7 @@ DOMAIN_XML = """<domain type='qemu'>
     </nova:instance>{extra_metadata}
   </metadata>
   <memory unit='MiB'>64</memory>
-  <vcpu>1</vcpu>
+  <vcpu>{vcpus}</vcpu>
   <os><type arch='x86_64'>hvm</type></os>
   <devices><emulator>/usr/bin/qemu-system-x86_64</emulator>{devices}</devices>
 </domain>"""
@@ -161,24 +161,26 @@ def domains_to_clean(libvirt_conn):
         except libvirt.libvirtError:
             continue
         try:
+            # a transient domain is gone once destroyed: ask first
+            persistent = dom.isPersistent()
             if dom.isActive():
                 dom.destroy()
-            if dom.isPersistent():
+            if persistent:
                 dom.undefine()
         except libvirt.libvirtError:
             pass
 
 
 def start_domain(conn, names, vm_class, flavor='m1.test',
-                 extra_metadata='', devices=''):
-    """Create a transient TCG domain (``devices``: XML added to its
-    <devices>); returns (domain, seconds it took).
+                 extra_metadata='', devices='', vcpus=1):
+    """Create a transient TCG domain of ``vcpus`` vCPUs (``devices``: XML
+    added to its <devices>); returns (domain, seconds it took).
     """
     name = 'elastman-ft-%s' % uuid.uuid4().hex[:8]
     names.append(name)
     xml = DOMAIN_XML.format(name=name, uuid=uuid.uuid4(), vm_class=vm_class,
                             flavor=flavor, extra_metadata=extra_metadata,
-                            devices=devices)
+                            devices=devices, vcpus=vcpus)
     t0 = time.monotonic()
     dom = conn.createXML(xml, 0)
     return dom, time.monotonic() - t0

@@ -155,6 +155,32 @@ def test_slo_tenant_keeps_a_corrector_step_above_its_recent_peak():
     assert t.request == 13
 
 
+def test_slo_tenant_never_asks_for_more_than_its_vcpus():
+    """A VM of 1 vCPU in danger asks for that core, not the node's 16."""
+    t = cpualloc.SloTenant(1, floor=1, ceiling=1)
+    assert t.danger() == 1
+    assert t.update('red', 1.0) == 1
+    for _ in range(12):
+        assert t.update('green', 0.1) == 1    # never below its floor
+
+
+def test_small_slo_tenant_lends_in_steps_of_its_size():
+    """A VM of 4 vCPUs: its corrector step and what it gives back are an
+    eighth of its size (Table 4.2's 2 cores are for 16 and more), so an
+    idle VM lends down to its 1-core floor, and danger takes it all back.
+    """
+    t = cpualloc.SloTenant(4, floor=1, ceiling=4)
+    assert t.step == pytest.approx(4 * cpualloc.STEP_SHARE) == 0.5
+    seen = [t.update('green', 0.3) for _ in range(3 * 8)]
+    assert seen[2] == 3.5                     # 3 green intervals, room
+    assert seen[-1] == 1.0
+    assert t.danger() == 4                    # the guarantee, at once
+    assert t.update('red', 4.0) == 4          # no further than its vCPUs
+    # a VM of 16 vCPUs keeps Table 4.2's step
+    assert cpualloc.SloTenant(12, floor=1, ceiling=16).step == \
+        cpualloc.TABLE_4_2['corrector_cores']
+
+
 def _host_vms(lc_vcpus: int, lc_used: float, be_cores: float,
               be1_vcpus: int) -> dict[str, dict]:
     """An LC VM and a BE VM on node 0, a BE VM on node 1 (of 8 cores
@@ -173,7 +199,10 @@ def test_host_allocator_caps_best_effort_vms_per_node():
     alloc = cpualloc.HostAllocator({0: 8, 1: 8})
     vms = _host_vms(lc_vcpus=6, lc_used=5.5, be_cores=2, be1_vcpus=4)
     caps = alloc.interval(vms, {'lc': 'red'})
-    assert caps['be0'] == pytest.approx(0.1)  # red LC: 8 cores of 8 asked
+    assert caps['be0'] == pytest.approx(2.0)  # red LC: its 6 vCPUs of 8
+    vms = _host_vms(lc_vcpus=8, lc_used=5.5, be_cores=2, be1_vcpus=4)
+    caps = cpualloc.HostAllocator({0: 8, 1: 8}).interval(vms, {'lc': 'red'})
+    assert caps['be0'] == pytest.approx(0.1)  # red LC: 8 cores of 8
     assert 1.0 <= caps['be1'] <= 4.0          # nobody on node 1 needs more
     assert 'lc' not in caps                   # LC VMs are never capped
 
@@ -183,9 +212,11 @@ def test_danger_between_intervals_takes_cores_from_that_node_only():
     vms = _host_vms(lc_vcpus=4, lc_used=3.5, be_cores=4, be1_vcpus=8)
     caps = alloc.interval(vms, {'lc': 'grey'})
     assert caps['be0'] == pytest.approx(4.0)          # LC asks 4 of 8
+    alloc.lc['lc'].request = 2.0                      # it lent 2 cores
+    alloc.be['be0'].request = 8.0
     hot = alloc.danger(['lc'])
-    step = cpualloc.TABLE_4_2['corrector_cores']
-    assert hot == {'be0': pytest.approx(4.0 - step)}  # node 1 untouched
+    assert alloc.lc['lc'].request == 4.0              # its guarantee back
+    assert hot == {'be0': pytest.approx(4.0)}         # node 1 untouched
     assert alloc.danger(['nobody']) == {}
     alloc.forget('lc')
     assert alloc.danger(['lc']) == {}

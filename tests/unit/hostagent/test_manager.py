@@ -72,18 +72,19 @@ def test_a_red_lc_vm_gets_cores_between_allocation_intervals(tmp_path):
     agent = manager.HostAgentManager(helpers.agent_conf(tmp_path))
     agent.allocator = cpualloc.HostAllocator({0: 8})
     agent.domain_ops = _Caps()
-    vms = {'lc': {'class': 'latency-critical', 'node': 0, 'vcpus': 4,
-                  'cores': 8, 'used': 3.5, 'perf': 3.5},
+    vms = {'lc': {'class': 'latency-critical', 'node': 0, 'vcpus': 6,
+                  'cores': 8, 'used': 2.5, 'perf': 2.5},
            'be': {'class': 'best-effort', 'node': 0, 'vcpus': 8,
                   'cores': 4, 'used': 4, 'perf': 4}}
     agent.allocator.interval(vms, {'lc': 'grey'})
+    agent.allocator.lc['lc'].request = 3.0          # it lent 3 cores
     agent._vcpus = {'be': 8}
     agent.monitor.register('lc', 0, 35.0)
     assert agent.cpu_danger(1.0) == {}                # no samples: not ready
     for i in range(10):
         agent.monitor.add_sample('lc', 1.0 + i * 0.02, 50.0)   # red
     caps = agent.cpu_danger(1.2)
-    assert caps == {'be': pytest.approx(2.0)}         # LC asks 4 + 2 of 8
+    assert caps == {'be': pytest.approx(2.0)}         # LC: its 6 of 8
     assert agent.domain_ops.set == [('be', 2.0, 8)]
     assert agent.cpu_danger(1.25) == {}               # within settle_time
     # the cap restarted BALM's window: the red samples before it are gone
