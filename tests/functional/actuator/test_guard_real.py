@@ -271,9 +271,10 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
                 whole['read_p99_ms'], METRIC, whole[METRIC]))
         print('SLO %.1f ms; rounds over it for the clients: %d of %d' % (
             slo, sum(client > slo for client, *_ in rows), len(rows)))
-        # how far the clients' p99 is from the metric (issue 15 asks for
-        # 1.5x; doc/source/monitoring.rst records the runs): printed, not
-        # asserted, as the clients share this machine's cores with the nodes
+        # how far the clients' p99 is from the metric: printed, not
+        # asserted, as the clients share this machine's two cores with three
+        # nodes, and wait for them too (test_real_capacity asserts 1.5x on
+        # a node saturated alone; doc/source/monitoring.rst has the runs)
         print('clients / %s: %s' % (METRIC, ', '.join(
             '%.2f' % (client / metric) for client, metric, *_ in rows)))
         print('clients / probe_max_ms: %s' % ', '.join(

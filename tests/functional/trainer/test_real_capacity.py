@@ -42,6 +42,13 @@ samples straddle the SLO takes a third, a step is met when most of its
 samples are (as the trainer labels a cell at its default confidence of
 0.5), and two saturated steps give the plateau enough samples over the
 SLO.
+
+On each saturated step the test also compares what the clients waited for
+with the SLO metric a new cluster gets (``read_with_queue_p99_ms``, the
+coordinator's read p99 with the native-transport queue's wait): the
+clients' read p99 over the step is within ``CLOSENESS`` (1.5x) of the
+step's highest metric, either way. Here only the node is short of CPU,
+not the host, so the clients' latency is the node's.
 """
 from __future__ import annotations
 
@@ -51,6 +58,7 @@ import uuid
 
 import pytest
 
+from elastman.actuator import policy as policy_mod
 from elastman.monitor import manager as monitor_manager
 from elastman.store import model_state
 from elastman.trainer import manager as trainer_manager
@@ -84,6 +92,8 @@ PLATEAU_CELLS = 4.2
 SATURATED_STEPS = 2             # steps on the saturated plateau
 SLO_MS = 250.0                  # read p99 as the monitor reads it
 SHORTFALL = 0.15                # served < (1 - SHORTFALL) * offered: saturated
+#: the clients' read p99 within this factor of the SLO metric, either way
+CLOSENESS = 1.5
 
 
 @pytest.fixture(scope='module')
@@ -157,6 +167,15 @@ class Step:
     @property
     def saturated(self) -> bool:
         return not self.served >= (1 - SHORTFALL) * self.rate
+
+    @property
+    def slo_metric(self) -> float:
+        """The step's highest value of the SLO metric a new cluster gets
+        (NaN: no sample had it).
+        """
+        values = [(s.get('extra') or {}).get(policy_mod.DEFAULT_SLO_METRIC)
+                  for s in self.answered]
+        return max((v for v in values if v), default=float('nan'))
 
     @property
     def straddles(self) -> bool:
@@ -334,6 +353,14 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
     # what they offered below it, and clearly less at it
     assert ok.client_rate >= (1 - SHORTFALL / 3) * ok.rate, str(ok)
     assert sat.client_rate < (1 - SHORTFALL / 2) * sat.rate, str(sat)
+    # on a saturated node the SLO metric is what the clients wait for
+    for step in (s for s in steps if s.saturated):
+        ratio = step.client_p99 / step.slo_metric
+        print('saturated at %.0f req/s: clients\' read p99 %.1f ms, %s %.1f '
+              'ms, read_p99_ms %s ms: %.2fx' % (
+                  step.rate, step.client_p99, policy_mod.DEFAULT_SLO_METRIC,
+                  step.slo_metric, step.p99, ratio))
+        assert 1 / CLOSENESS <= ratio <= CLOSENESS, str(step)
     assert est['bound'] == 'exact' and est['model_kind'] == 'svm', est
     # between the most the node served within the SLO and the most it
     # served at all. Where the node was over the SLO at a lower load (a
