@@ -362,9 +362,11 @@ class HostAgentManager(manager.Manager):
             if dom is None or perf is None:
                 continue
             node = self._homes.get(vm, 0)
-            vcpus = dom.vcpus or 1
             cpus = len(self.topology.nodes[node].cpus) \
                 if node in self.topology.nodes else 1
+            # a size the hook did not report: an LC VM may use its whole
+            # node, a BE VM is held to one core
+            vcpus = dom.vcpus or (cpus if dom.latency_critical else 1)
             vms[vm] = {'class': dom.vm_class, 'node': node, 'vcpus': vcpus,
                        'cores': self.domain_ops.cap_cores(vm, vcpus, cpus),
                        'used': perf[0], 'perf': perf[1]}

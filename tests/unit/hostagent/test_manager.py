@@ -89,3 +89,29 @@ def test_a_red_lc_vm_gets_cores_between_allocation_intervals(tmp_path):
     assert agent.cpu_danger(1.25) == {}               # within settle_time
     # the cap restarted BALM's window: the red samples before it are gone
     assert not agent.monitor.evaluate(1.3).ready
+
+
+def test_allocate_cpu_protects_an_lc_vm_of_unknown_size(tmp_path, monkeypatch):
+    """A domain whose size the hook did not report: an LC VM may use its
+    whole node (its BE neighbour keeps the floor), not one core.
+    """
+    from elastman.hostagent import cpualloc
+    from elastman.hostagent import domains
+    from elastman.hostagent import topology
+    agent = manager.HostAgentManager(helpers.agent_conf(tmp_path))
+    agent.topology = topology.Topology(
+        {0: topology.NumaNode(0, list(range(8)))}, topology.ResctrlInfo())
+    agent.allocator = cpualloc.HostAllocator({0: 8})
+    agent.platform = object()
+    agent.domain_ops = _Caps()
+    for vm, vm_class, vcpus in (('lc', domains.LATENCY_CRITICAL, None),
+                                ('be', domains.BEST_EFFORT, 8)):
+        agent.registry.handle_event(domains.HookEvent(
+            op='started', subop='begin', name=vm, uuid=vm,
+            vm_class=vm_class, vcpus=vcpus))
+    agent._pids = {'lc': 1, 'be': 2}
+    monkeypatch.setattr(agent, '_performance', lambda vm, pid: (1.0, 1.0))
+    agent.allocate_cpu()
+    assert agent.allocator.lc['lc'].ceiling == 8
+    assert agent.allocator.lc['lc'].guarantee == 8
+    assert agent.domain_ops.set == [('be', 0.1, 8)]
