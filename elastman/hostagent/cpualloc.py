@@ -28,8 +28,8 @@ quotas.
   where its tail latency breaks): yellow or red asks for a corrector step
   more at once, and at least the VM's guarantee (Ch. 5.2.3: its own
   size, the cores it lent while it needed less come back in one step, not
-  a step at a time); green for a multi-interval window gives back a core
-  while the VM keeps a corrector step and a tenth of that peak idle after
+  a step at a time); green for a multi-interval window gives back a step
+  (at most a core) while the VM keeps a corrector step and a tenth of that peak idle after
   the removal above the most it used in the corrector's span, its last two
   windows (6 intervals): the demand of a bursty service is its recent
   peak, not its last interval's use, and its bursts grow with it (greedy
@@ -37,10 +37,10 @@ quotas.
   and 42, a yellow or red followed within 3 s 62% of the removals that
   left under 1 core idle in the last interval, 40% of those that left 1-2,
   28% for 2-3); grey holds. A VM never asks for more than its vCPUs, which
-  is all it can run on. Table 4.2's corrector step of 2 cores is for the
-  thesis' workloads of 16 cores and more; a smaller VM's step, and the
-  core it gives back, are :data:`STEP_SHARE` of its vCPUs, so that a VM of
-  3 vCPUs or fewer lends too.
+  is all it can run on. Table 4.2's corrector step of 2 cores was set for
+  workloads given up to 32 cores; a VM's step is :data:`STEP_SHARE` of its
+  vCPUs, at most those 2 cores, so that a VM of 3 vCPUs or fewer lends
+  too.
 * Master: the priority policy (Ch. 5.2.2) with the guarantee policy's floor
   (Ch. 5.2.3): latency-critical requests first, each VM at least its
   ``floor``; best-effort VMs share what is left by weighted max-min
