@@ -360,7 +360,8 @@ def test_capacity_along_the_mix_is_the_saturation_point(node, monitor):
               'ms, read_p99_ms %s ms: %.2fx' % (
                   step.rate, step.client_p99, policy_mod.DEFAULT_SLO_METRIC,
                   step.slo_metric, step.p99, ratio))
-        assert 1 / CLOSENESS <= ratio <= CLOSENESS, str(step)
+        assert 1 / CLOSENESS <= ratio <= CLOSENESS, '%.2fx (%s %.1f ms): %s' % (
+            ratio, policy_mod.DEFAULT_SLO_METRIC, step.slo_metric, step)
     assert est['bound'] == 'exact' and est['model_kind'] == 'svm', est
     # between the most the node served within the SLO and the most it
     # served at all. Where the node was over the SLO at a lower load (a
