@@ -261,7 +261,7 @@ def test_interference_index_and_cpu_allocation_on_real_domains(
     agent.start()
     try:
         lc, _ = start_domain(libvirt_conn, domains_to_clean,
-                             'latency-critical', vcpus=2)
+                             'latency-critical')
         be, _ = start_domain(libvirt_conn, domains_to_clean, 'best-effort')
         assert wait(lambda: agent.events_applied >= 2, 30)
         assert set(agent._pids) == {lc.UUIDString(), be.UUIDString()}
