@@ -29,12 +29,12 @@ quotas.
   more at once, and at least the VM's guarantee (Ch. 5.2.3: its own
   size, the cores it lent while it needed less come back in one step, not
   a step at a time); green for a multi-interval window gives back a step
-  (at most a core) while the VM keeps a corrector step and a tenth of that peak idle after
-  the removal above the most it used in the corrector's span, its last two
-  windows (6 intervals): the demand of a bursty service is its recent
-  peak, not its last interval's use, and its bursts grow with it (greedy
-  reduction: on host-bench's scenario C, seeds 1-10
-  and 42, a yellow or red followed within 3 s 62% of the removals that
+  (at most a core) while the VM keeps a corrector step and a tenth of that
+  peak idle after the removal above the most it used in the corrector's
+  span, its last two windows (6 intervals): the demand of a bursty service
+  is its recent peak, not its last interval's use, and its bursts grow
+  with it (greedy reduction: on host-bench's scenario C, seeds 1-10 and
+  42, a yellow or red followed within 3 s 62% of the removals that
   left under 1 core idle in the last interval, 40% of those that left 1-2,
   28% for 2-3); grey holds. A VM never asks for more than its vCPUs, which
   is all it can run on. Table 4.2's corrector step of 2 cores was set for
@@ -289,8 +289,8 @@ class HostAllocator:
     'cores', 'used', 'perf'}}`` (``cores``: the CPU it was allowed, ``used``:
     the CPU it used and ``perf``: its UIPT, or its CPU time per second where
     the host has no PMU, over the interval; an LC VM may also have a
-    ``guarantee`` below its vCPUs, which is its size by default) and the LC VMs' colours; it
-    returns the best-effort VMs' new caps in cores. Between intervals,
+    ``guarantee`` below its vCPUs, which is its size by default) and the LC
+    VMs' colours; it returns the best-effort VMs' new caps in cores. Between intervals,
     ``danger(vms)`` answers a latency-critical VM that turned yellow or red
     at once (Table 4.2's corrector step). Latency-critical VMs are not
     capped: their share is what the best-effort VMs on their node are not
