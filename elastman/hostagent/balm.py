@@ -24,10 +24,13 @@ above the SLO, yellow within ``yellow_threshold`` below it, green at least
 1. phase 1: set the BE VMs, strongest contributors on the victim node first
    (MBM), to the minimum MBA level until the host is grey or green;
 2. phase 2, per BE VM in the same order: a 2-D hill climb that raises MBA
-   while grey/green and migrates pages away from the victim node while
-   yellow/red, undoing a step that turns another node red;
-3. a round that still ends red counts as a retry; after ``max_retries`` the
-   ``escalate`` callback is called (the actuator may scale out or move a VM).
+   while green and migrates pages away from the victim node otherwise,
+   undoing a step that turns another node red (yellow or red with the
+   ladder);
+3. a round that still ends red counts as a retry; the red round after
+   ``max_retries`` retries calls the ``escalate`` callback, whose
+   notification may carry a live-migration recommendation (the actuator
+   carries it out only with ``[actuator] live_migrate_on_escalation``).
 
 When green for ``reclaim_holdoff`` seconds, throttled VMs get their MBA back
 and displaced pages go back towards their BWAP weights, one checked step at

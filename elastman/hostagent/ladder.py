@@ -30,19 +30,23 @@ rung                      cost (ms) what one step is
                                     that much memory traffic)
 ``live_migration``        10,000    a recommendation to the actuator to live-
                                     migrate it to another host through Nova
+                                    (carried out only with ``[actuator]
+                                    live_migrate_on_escalation``)
 ========================= ========= =========================================
 
 The costs are host work per step, from Merlin's measurements (a vCPU move
 1.78 µs, a 4 KiB page copy 430 ns) and the size of one step; they rank the
 rungs and add up in the controller's statistics (``stats.cost_ms``).
 
-Repercussion checks (Merlin's "hurt" to co-runners): before a vCPU re-pin,
-the target node's latency-critical VMs must be green and the VM must have at
-least as much memory on the target node as on its current one (a VM whose
-memory stays behind is sensitive to the move); before a page batch, the
-destination must not be the victim. After any step, a node other than the
+Repercussion checks (Merlin's "hurt" to co-runners), on the colours of the
+latency-critical VMs per node: before a vCPU re-pin, the target node's
+latency-critical VMs must be green and the VM must have at least as much
+memory on the target node as on its current one (a VM whose memory stays
+behind is sensitive to the move); before a page batch, the destination must
+not be the victim. After a re-pin or a page batch, a node other than the
 victim that turned yellow or red (red only, in the paper's BALM mode) undoes
-the step.
+the step; a re-pin is also undone when the host's colour got worse. Phase
+1's throttles are not checked.
 """
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ class Probe:
         """Release what the probe started."""
 
     def collect(self, vms: dict[str, str]) -> list[tuple[str, float, float]]:
-        """(vm uuid, time, latency ms) samples since the last call.
+        """(vm uuid, time, latency ms or {bucket: count}) samples since
+        the last call.
 
         ``vms`` maps uuid -> name of the latency-critical VMs.
         """

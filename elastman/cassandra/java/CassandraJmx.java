@@ -332,8 +332,8 @@ final class JmxBridge {
 // The histogram is the non-decaying bucket array behind
 // org.apache.cassandra.metrics:type=ClientRequest,scope=Read,name=Latency
 // ("values"); the difference of two polls holds exactly the requests that
-// completed in between. Each node is polled on a thread of its own, so a
-// slow node never delays another.
+// completed in between. Each node is polled by a task of its own on a pool
+// of four threads, so a slow node delays others only when four are slow.
 final class LatencyPoller {
     private static final String READ_LATENCY =
         "org.apache.cassandra.metrics:type=ClientRequest,scope=Read,name=Latency";
