@@ -13,9 +13,11 @@
 
 ``hostagent.interference`` reports (per VM interference index and latency)
 are kept in the store, where the API shows them; ``hostagent.escalation``
-(the agent's ladder ran out of host-level remedies) is recorded too and
-logged as a warning: the next control period sees the VM's latency in the
-monitor's samples and its capacity model, which is how it reacts. The
+(the agent's ladder ran out of host-level remedies) is kept as the host's
+``details`` (the newest escalation; reports leave it alone, and it leaves
+the newest report's interference index alone) and logged as a warning:
+the next control period sees the VM's latency in the monitor's samples
+and its capacity model, which is how it reacts. The
 escalation's last rung, a live-migration recommendation, is carried out
 through the compute driver (Nova) when ``[actuator]
 live_migrate_on_escalation`` is on.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import timeutils
 
 LOG = logging.getLogger(__name__)
 
@@ -44,11 +47,12 @@ class HostEventsEndpoint:
             self.store.hosts.report(host, payload.get('vms') or {})
         elif event_type == 'hostagent.escalation':
             LOG.warning('host %s escalates: %s', host, payload)
-            details = {'escalation': payload}
+            details = {'escalation': payload,
+                       'at': timeutils.utcnow().isoformat()}
             migration = self._live_migrate(host, payload.get('recommendation'))
             if migration is not None:
                 details['live_migration'] = migration
-            self.store.hosts.report(host, {}, details=details)
+            self.store.hosts.escalate(host, details)
         return messaging.NotificationResult.HANDLED
 
     def _live_migrate(self, host: str, recommendation) -> dict | None:

@@ -23,15 +23,24 @@ from elastman.store import base
 
 class HostRepository(base.Repository):
 
-    def report(self, host: str, vms: dict, ts: datetime.datetime | None = None,
-               details: dict | None = None) -> None:
-        """Record an agent's interference report (``{vm: {...}}``)."""
+    def report(self, host: str, vms: dict,
+               ts: datetime.datetime | None = None) -> None:
+        """Record an agent's interference report (``{vm: {...}}``); the
+        host's escalation details stay as they are.
+        """
         ts = ts or timeutils.utcnow()
-        self._execute('UPDATE host_agents SET last_report_at = ?, '
-                      'details = ? WHERE host = ?',
-                      (ts, base.dumps(details or {}), host))
+        self._execute('UPDATE host_agents SET last_report_at = ? WHERE host = ?',
+                      (ts, host))
         self._execute('INSERT INTO host_reports (host, ts, vms) '
                       'VALUES (?, ?, ?)', (host, ts, base.dumps(vms)))
+
+    def escalate(self, host: str, details: dict) -> None:
+        """Record the agent's newest escalation as the host's ``details``.
+        It writes no report: the host's newest interference index stays
+        the one its last report gave.
+        """
+        self._execute('UPDATE host_agents SET details = ? WHERE host = ?',
+                      (base.dumps(details), host))
 
     def latest_vms(self, host: str, now: float, max_age: float) -> dict:
         """``{vm: {...}}`` of the host's newest report, or ``{}`` when the

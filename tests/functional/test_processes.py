@@ -101,7 +101,7 @@ def test_host_agent_notifications_reach_the_actuator_over_rabbit(conf,
         finally:
             listener.stop()
             listener.wait()
-        assert store.hosts.reports == [('cmp-1', vms, None)]
+        assert store.hosts.reports == [('cmp-1', vms)]
         assert _queued(rabbit.url,
                        '%s.info' % conf.rpc.notification_topic) == 0
         transport.cleanup()

@@ -283,6 +283,23 @@ def test_host_reports_give_each_node_its_interference_index(store):
     assert store.hosts.latest_vms('cmp-9', now, 120) == {}
 
 
+def test_an_escalation_and_a_report_leave_each_other_alone(store):
+    """An escalation does not hide the host's newest interference index,
+    and the next report does not wipe the escalation.
+    """
+    import time
+    store.hosts.report('cmp-e', {'vm-a': {'interference_index': 0.4}})
+    node = [{'node_id': 'a', 'host': 'cmp-e', 'server_id': 'vm-a'}]
+    store.hosts.escalate('cmp-e', {'escalation': {'reason': 'red'}})
+    assert store.hosts.interference(node, time.time(), 120) == {'a': 0.4}
+    assert len(store.hosts.reports('cmp-e')) == 1
+    store.hosts.report('cmp-e', {'vm-a': {'interference_index': 0.1}})
+    row = store.hosts.get('cmp-e')
+    assert row['details'] == {'escalation': {'reason': 'red'}}
+    assert row['last_report_at'] is not None
+    assert store.hosts.interference(node, time.time(), 120) == {'a': 0.1}
+
+
 def test_store_connections_send_without_delay(keyspace_conf):
     """Every store connection has TCP_NODELAY: without it, a request of a
     few kilobytes waits for the store's delayed ACK (about 45 ms on

@@ -234,13 +234,19 @@ class Credentials:
 
 
 class Hosts:
-    """The host agents' interference reports, in the order received."""
+    """The host agents' interference reports and escalations, in the order
+    received.
+    """
 
     def __init__(self):
         self.reports = []
+        self.escalations = []
 
-    def report(self, host, vms, ts=None, details=None):
-        self.reports.append((host, vms, details))
+    def report(self, host, vms, ts=None):
+        self.reports.append((host, vms))
+
+    def escalate(self, host, details):
+        self.escalations.append((host, details))
 
 
 class MemStore:

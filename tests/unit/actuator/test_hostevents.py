@@ -42,8 +42,9 @@ def _send(conf, driver, payload=ESCALATION, on=True):
         endpoint = hostevents.HostEventsEndpoint(store, driver, conf)
         endpoint.info(None, 'hostagent.cmp-1', 'hostagent.escalation',
                       payload, {})
-        (host, vms, details), = store.hosts.reports
+        (host, details), = store.hosts.escalations
         assert host == 'cmp-1' and details['escalation'] == payload
+        assert store.hosts.reports == []   # the newest index stays
         return details.get('live_migration')
     finally:
         conf.clear_override('live_migrate_on_escalation', 'actuator')
