@@ -163,6 +163,55 @@ def run(policy: str, loads=tuple(i / 10 for i in range(1, 11)),
     return RunResult(policy, phases, dataclasses.asdict(ctl.stats), timeline)
 
 
+def _steady(load: float, level: float, lc_share: float, throttle: float,
+            home: int) -> tuple[float, float]:
+    """The BE VM's GB/s and the LC VM's noise-free p99 in one tick of the
+    host model at LC load ``load`` (the LC VM on node 0) and BE intensity
+    ``level``, with the BE VM's vCPUs on node ``home``, the share
+    ``lc_share`` of its pages on node 0 and its demand scaled by
+    ``throttle`` (what MBA or a CPU quota do).
+    """
+    host = sim.SimulatedHost(sim.SimConfig())
+    host.add_lc(sim.SimLC('lc', node=0, load=load))
+    be = sim.SimBE('be', node=home, phases=((1.0, level),), cpu=throttle)
+    host.add_be(be, {0: lc_share, 1: 1.0 - lc_share})
+    host.step()
+    return host.be_rate['be'], host.lc_true_latency['lc']
+
+
+def placement_ceiling(load: float, shares: int = 101) -> float:
+    """The most BE GB/s a controller can get at LC load ``load`` and never
+    violate: for each of the BE VM's intensity sub-phases, the best of
+    every home node of its vCPUs, every share of its pages on the LC VM's
+    node (``shares`` steps from 0 to 1) and the least throttle that keeps
+    the LC VM's noise-free p99 within its SLO, every change free and
+    instant (no migration traffic, no detection window); time-weighted over
+    the sub-phases. It bounds BALM and every rung of the ladder, in either
+    scenario, since a re-pin moves the BE VM between them.
+    """
+    phases = sim.SimBE('be', 0).phases
+    slo = sim.SimLC('lc', 0).slo_ms
+    total = 0.0
+    for duration, level in phases:
+        best = 0.0
+        for home in (0, 1):
+            for i in range(shares):
+                share = i / (shares - 1)
+                rate, lat = _steady(load, level, share, 1.0, home)
+                if lat > slo:
+                    lo, hi = 0.0, 1.0     # the p99 grows with the BE's demand
+                    for _ in range(30):
+                        mid = (lo + hi) / 2
+                        if _steady(load, level, share, mid, home)[1] > slo:
+                            hi = mid
+                        else:
+                            lo = mid
+                    rate = _steady(load, level, share, lo, home)[0]
+                best = max(best, rate)
+        total += duration * best
+    return total / sum(d for d, _ in phases)
+
+
 def compare(policies=POLICIES, **kwargs) -> dict[str, RunResult]:
     return {p: run(p, **kwargs) for p in policies}
 
@@ -309,9 +358,12 @@ def bandwidth_table(results: dict[str, RunResult]) -> list[str]:
     return lines
 
 
-def bandwidth_criteria(results: dict[str, RunResult]) -> list[str]:
+def bandwidth_criteria(results: dict[str, RunResult],
+                       ceilings: dict[float, float] | None = None) -> list[str]:
     """The Done-when comparisons: BALM and the ladder against MBA-only at
-    high load, and the page migrations of the ladder against BALM's.
+    high load (and against ``ceilings``, :func:`placement_ceiling` per LC
+    load, where given), and the page migrations of the ladder against
+    BALM's.
     """
     b, mba, lad = results['balm'], results['mba'], results['ladder']
     out = []
@@ -324,6 +376,18 @@ def bandwidth_criteria(results: dict[str, RunResult]) -> list[str]:
                    'MBA-only, violation %.2f%%' % (
                        thr * 100, bg, bg / mg, mg, bv * 100, mv * 100, lg,
                        lg / mg, lv * 100))
+    if ceilings:
+        for thr in (0.9, 1.0):
+            loads = [ld for ld in ceilings if ld >= thr - 1e-9]
+            cg = sum(ceilings[ld] for ld in loads) / len(loads)
+            mg = mba.high_load(thr)[0]
+            out.append('load >= %3.0f%%: ceiling without violation %.1f GB/s '
+                       '= %.2fx MBA-only (any placement and throttle, every '
+                       'move free and instant; BALM %.0f%% of it, the '
+                       'ladder %.0f%%)' % (
+                           thr * 100, cg, cg / mg,
+                           100 * b.high_load(thr)[0] / cg,
+                           100 * lad.high_load(thr)[0] / cg))
     sb, sl = b.stats, lad.stats
     out.append('page batches: BALM %d (%.1f GiB), ladder %d (%.1f GiB); '
                'ladder re-pins %d, CPU-quota steps %d; violation over the '
@@ -479,7 +543,8 @@ def run_args(args: argparse.Namespace) -> int:
         print('Scenario %s (%s)' % (name, what))
         print('\n'.join(bandwidth_table(results)))
         print()
-        print('\n'.join(bandwidth_criteria(results)))
+        ceilings = {ld: placement_ceiling(ld) for ld in (0.9, 1.0)}
+        print('\n'.join(bandwidth_criteria(results, ceilings)))
         print()
     cpu = compare_cpu(seed=args.seed, seconds=args.cpu_seconds,
                       record=bool(args.png))

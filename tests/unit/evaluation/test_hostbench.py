@@ -111,6 +111,26 @@ def test_balm_gives_1_8x_mba_only_with_both_vms_on_one_socket(same_socket):
         assert bg >= 1.8 * mg and bv <= mv, threshold
 
 
+def test_no_controller_reaches_1_8x_mba_only_across_sockets(comparison,
+                                                            same_socket):
+    """The ceiling of a controller that never violates and places, re-pins
+    and throttles free of cost bounds BALM and the ladder in both
+    scenarios; across sockets (scenario A) it is below 1.8x MBA-only over
+    the loads >= 90%, on one socket (B, BALM's Fig. 3) above it.
+    """
+    ceilings = {ld: hostbench.placement_ceiling(ld, shares=51)
+                for ld in (0.9, 1.0)}
+    high = sum(ceilings.values()) / 2
+    for results, same in ((comparison, False), (same_socket, True)):
+        for policy in ('balm', 'ladder'):
+            for load, ceiling in ceilings.items():
+                phase = [p for p in results[policy].phases
+                         if p.load == load][0]
+                assert phase.be_gbs <= ceiling, (same, policy, load)
+        ratio = high / results['mba'].high_load(0.9)[0]
+        assert (ratio < 1.8) if not same else (ratio > 1.8), (same, ratio)
+
+
 @pytest.fixture(scope='module')
 def cpu_comparison():
     return hostbench.compare_cpu(seed=42)
