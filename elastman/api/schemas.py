@@ -52,6 +52,7 @@ MODEL_PARAMS = {
         'balanced': {'type': 'boolean'},
         'keep_violated': {'type': 'boolean'},
         'interference_scale': {'type': 'boolean'},
+        'monotone': {'enum': list(cap_params.MONOTONE)},
     },
 }
 

@@ -29,6 +29,8 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.capacity.params import ModelParams
+from elastman.capacity.params import MONOTONE_OFF
+from elastman.capacity.params import MONOTONE_TOTAL
 
 LOG = logging.getLogger(__name__)
 
@@ -144,6 +146,53 @@ class FittedModel:
         return cls(**{k: v for k, v in kw.items() if k in known})
 
 
+def _monotone(z: np.ndarray, y: np.ndarray, weights: np.ndarray | None,
+              coef: np.ndarray, intercept: float, load_mask: np.ndarray,
+              scale: np.ndarray, how: str, classifier) -> tuple[np.ndarray, float]:
+    """A linear boundary that meets the SLO less as any load grows.
+
+    A positive weight on a load coordinate says that more of that load
+    meets the SLO better. Cells that see one mix of reads and writes at
+    each load level (a read share that rises with the load) can teach
+    that, and a ray along another mix then crosses the boundary far beyond
+    the truth. ``how`` says what takes the place of such a fit:
+
+    * ``drop``: the coordinate is left out and the others are fitted again,
+      until no load weight is positive (an active-set fit under the sign
+      constraint); a coordinate left out weighs 0;
+    * ``total``: the load coordinates are fitted as their sum, every
+      request alike, so each weighs the same per request; where the sum
+      does not meet the SLO less as it grows either, as ``drop``.
+    """
+    if not (load_mask & (coef > 0)).any():
+        return coef, intercept
+    if how == MONOTONE_TOTAL:
+        # z * scale is the cell centre less the mean: the centred total
+        total = (z[:, load_mask] * scale[load_mask]).sum(axis=1)
+        spread = float(total.std()) or 1.0
+        rest = ~load_mask
+        clf = classifier()
+        clf.fit(np.c_[total / spread, z[:, rest]], y, sample_weight=weights)
+        fitted = np.asarray(clf.coef_, dtype=np.float64).ravel()
+        if fitted[0] < 0:
+            coef = np.zeros(len(coef))
+            coef[load_mask] = fitted[0] / spread * scale[load_mask]
+            coef[rest] = fitted[1:]
+            return coef, float(np.ravel(clf.intercept_)[0])
+        # the total does not separate the cells either: leave coordinates out
+    keep = np.ones(len(coef), dtype=bool)
+    while True:
+        wrong = keep & load_mask & (coef > 0)
+        if not wrong.any() or not (keep & load_mask & ~wrong).any():
+            return coef, intercept
+        keep &= ~wrong
+        clf = classifier()
+        clf.fit(z[:, keep], y, sample_weight=weights)
+        coef = np.zeros(len(keep))
+        coef[keep] = np.asarray(clf.coef_, dtype=np.float64).ravel()
+        intercept = float(np.ravel(clf.intercept_)[0])
+
+
 def training_fingerprint(x: np.ndarray, y: np.ndarray) -> str:
     """Identity of a training set: refitting the same set is skipped."""
     h = hashlib.blake2b(digest_size=16)
@@ -192,21 +241,31 @@ def fit(x: np.ndarray, y: np.ndarray, params: ModelParams,
 
     weight = 'balanced' if params.balanced else None
     use_liblinear = params.kernel == 'linear' and params.solver in ('auto', 'liblinear')
+
+    def classifier():
+        if use_liblinear:
+            return LinearSVC(C=params.svm_c, loss='hinge', dual=True,
+                             class_weight=weight, intercept_scaling=10.0,
+                             max_iter=20000, random_state=0)
+        return SVC(C=params.svm_c, kernel=params.kernel, gamma=params.gamma,
+                   class_weight=weight, cache_size=100, max_iter=10 ** 6)
+
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', ConvergenceWarning)
-        if use_liblinear:
-            clf = LinearSVC(C=params.svm_c, loss='hinge', dual=True,
-                            class_weight=weight, intercept_scaling=10.0,
-                            max_iter=20000, random_state=0)
-        else:
-            clf = SVC(C=params.svm_c, kernel=params.kernel, gamma=params.gamma,
-                      class_weight=weight, cache_size=100, max_iter=10 ** 6)
+        clf = classifier()
         clf.fit(z, y, sample_weight=weights)
+        coef = None
+        if params.kernel == 'linear':
+            coef = np.asarray(clf.coef_, dtype=np.float64).ravel()
+            intercept = float(np.ravel(clf.intercept_)[0])
+            if params.monotone != MONOTONE_OFF:
+                coef, intercept = _monotone(z, y, weights, coef, intercept,
+                                            base['load_mask'], scale,
+                                            params.monotone, classifier)
     model = FittedModel(kind=SVM, mean=mean, scale=scale, upper=upper, **base)
     # classes_ is [-1, 1]: a positive decision value means label +1 (met)
-    if params.kernel == 'linear':
-        model.coef = np.asarray(clf.coef_, dtype=np.float64).ravel()
-        model.intercept = float(np.ravel(clf.intercept_)[0])
+    if coef is not None:
+        model.coef, model.intercept = coef, intercept
     else:
         model.support = np.asarray(clf.support_vectors_, dtype=np.float64)
         model.dual = np.asarray(clf.dual_coef_, dtype=np.float64).ravel()

@@ -20,6 +20,9 @@ from typing import Any, Mapping
 
 KERNELS = ('linear', 'rbf', 'poly')
 SOLVERS = ('auto', 'libsvm', 'liblinear')
+#: how a linear model keeps more load from meeting the SLO better
+MONOTONE_OFF, MONOTONE_DROP, MONOTONE_TOTAL = 'off', 'drop', 'total'
+MONOTONE = (MONOTONE_OFF, MONOTONE_DROP, MONOTONE_TOTAL)
 SLO_METRICS = ('read_p50_ms', 'read_p95_ms', 'read_p99_ms',
                'write_p50_ms', 'write_p95_ms', 'write_p99_ms',
                'read_with_queue_p99_ms')
@@ -53,6 +56,10 @@ class ModelParams:
     coordinates are learnt as ``(1 + index)`` times what the VM served, and
     a capacity is divided by its VM's ``1 + index`` (see
     :func:`elastman.capacity.features.slowdown`).
+    With ``monotone`` other than ``off`` a linear model gives no load
+    coordinate a weight that says more of that load meets the SLO better
+    (``drop`` leaves such a coordinate out, ``total`` fits the loads as
+    their sum; :func:`elastman.capacity.model.fit`).
     """
 
     slo_metric: str = 'read_p99_ms'
@@ -74,6 +81,7 @@ class ModelParams:
     balanced: bool = False
     keep_violated: bool = True
     interference_scale: bool = True
+    monotone: str = MONOTONE_TOTAL
 
     def __post_init__(self) -> None:
         object.__setattr__(self, 'features', tuple(self.features))
@@ -125,6 +133,8 @@ class ModelParams:
             bad('recency_half_life must be >= 0')
         if not isinstance(self.interference_scale, bool):
             bad('interference_scale must be true or false')
+        if self.monotone not in MONOTONE:
+            bad('monotone must be one of %s' % ', '.join(MONOTONE))
 
     # -- conversions -----------------------------------------------------
 

@@ -55,6 +55,7 @@ from elastman.actuator.policy import MAX_NODES
 from elastman.actuator.policy import PAPER_RULE
 from elastman.actuator.policy import ScalingPolicy
 from elastman.capacity.params import INTERFERENCE
+from elastman.capacity.params import InvalidParams
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
 from elastman.common import assignments
@@ -267,6 +268,8 @@ class Elastman(Policy):
         self.policy = policy
         self.options = dict(options or {})
         self.params = params or ModelParams(slo_metric='read_p99_ms')
+        # a policy document's capacity model parameters (--set model=...)
+        self.params = self.params.replace(**self.options.pop('model', {}))
         if interference not in INTERFERENCE_MODES:
             raise ValueError('interference must be one of %s'
                              % ', '.join(INTERFERENCE_MODES))
@@ -581,6 +584,7 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
     API checks a policy. Raises ValueError naming the field.
     """
     out = assignments.parse(specs)
+    model = out.pop('model', None)
     names = policy_mod.field_names()
     for name in out:
         if name not in names:
@@ -593,6 +597,16 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
         ScalingPolicy(**out).validate()
     except policy_mod.InvalidPolicy as exc:
         raise ValueError('--set %s' % exc) from None
+    if model is not None:
+        # the policy document's capacity model parameters, as the API's
+        try:
+            if not isinstance(model, dict):
+                raise InvalidParams('not an object')
+            ModelParams.from_dict(model)
+        except (InvalidParams, TypeError) as exc:
+            raise ValueError('--set model: %s (a JSON object of capacity '
+                             'model parameters)' % exc) from None
+        out['model'] = dict(model)
     return out
 
 

@@ -237,7 +237,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '
                          'JSON, a bare word a string), as a cluster\'s policy document in '
-                         'the API takes it; repeat for several. elastman-paper '
+                         'the API takes it, model={...} its capacity model parameters; '
+                         'repeat for several. elastman-paper '
                          'keeps the paper\'s rule, and a swept knob wins over it')
 
 

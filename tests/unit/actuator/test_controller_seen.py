@@ -24,8 +24,11 @@ from elastman.common import exception
 from elastman.store import model_state as persistence
 from tests.unit.store import fakes
 
+# a free fit: WRITE_HEAVY's reads weigh positive (its violated cells have
+# fewer reads than its met ones), so that model extrapolates far beyond its
+# data; monotone fits would not (see tests/unit/capacity/test_model.py)
 P = ModelParams(granularity={'read_rate': 100, 'write_rate': 100, 'data_size': 512},
-                slo_threshold_ms=35.0)
+                slo_threshold_ms=35.0, monotone='off')
 # One node, a fixed 3:1 read/write mix at 600 B. Met cells centred at loads
 # 200, 500, 1000 on the ray; violated at 2100 and 2600: the boundary lies
 # between 1000 and 2100, inside the box of the cells, (2000, 700) with half a

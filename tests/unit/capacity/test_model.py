@@ -132,6 +132,51 @@ def test_a_coordinate_every_cell_shares_does_not_blow_up_a_query():
         assert est.capacity == pytest.approx(truth.capacity, rel=0.05)
 
 
+def _confounded(met_writes, violated_reads_from=1900, met_reads_to=1900):
+    met = [[r, w, 1024.0] for r in range(1000, met_reads_to, 100)
+           for w in met_writes]
+    violated = [[r, w, 1024.0] for r in range(violated_reads_from, 2400, 100)
+                for w in (0, 100, 200)]
+    return (np.array(met + violated, dtype=float),
+            np.array([1] * len(met) + [-1] * len(violated)))
+
+
+def test_more_load_never_meets_the_slo_better():
+    """Met cells that all carry many writes and violated ones that carry few
+    (a mix that moves with the load) teach an unconstrained SVM that writes
+    help: its capacity along every ray is 0. ``drop`` leaves writes out and
+    gives a boundary that every ray crosses beyond the met cells; ``total``
+    falls back to it where the cells' totals do not separate either.
+    """
+    x, y = _confounded((800, 900))
+    free = model.fit(x, y, P.replace(monotone='off'), MASK)
+    assert free.coef[1] > 0
+    assert cap.capacity(free, [700, 300, 1024]).capacity == 0.0
+    dropped = model.fit(x, y, P.replace(monotone='drop'), MASK)
+    assert dropped.coef[1] == 0 and dropped.coef[0] < 0
+    assert dropped.train_accuracy == 1.0
+    for share in (0.5, 0.7, 0.9):
+        est = cap.capacity(dropped, [share * 100, (1 - share) * 100, 1024])
+        # the ray leaves the met cells' reads (up to 1,800/s) behind
+        assert est.bound == cap.EXACT and est.capacity * share > 1800
+    total = model.fit(x, y, P.replace(monotone='total'), MASK)
+    assert total.coef == pytest.approx(dropped.coef)
+
+
+def test_the_total_load_weighs_every_request_alike():
+    x, y = _confounded((500, 600), met_reads_to=1700)
+    assert model.fit(x, y, P.replace(monotone='off'), MASK).coef[1] > 0
+    total = model.fit(x, y, P, MASK)
+    assert P.monotone == 'total'          # the default
+    per_request = total.coef[:2] / total.scale[:2]
+    assert (per_request < 0).all()
+    assert per_request[0] == pytest.approx(per_request[1])
+    capacities = [cap.capacity(total, [s * 100, (1 - s) * 100, 1024]).capacity
+                  for s in (0.5, 0.7, 0.9)]
+    assert capacities == pytest.approx([capacities[0]] * 3)
+    assert 1700 < capacities[0] < 2500    # between the met and violated totals
+
+
 # A CI run of tests/functional/trainer/test_real_capacity.py: one node stepped
 # 100 -> 175 -> 250 -> 350 offered req/s (75% reads), two monitor samples a
 # step, SLO 250 ms on the read p99; 50 req/s cells.

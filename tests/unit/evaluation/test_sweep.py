@@ -91,6 +91,19 @@ def test_parse_settings_checks_each_field_as_the_api_does():
             pol.parse_settings([bad])
 
 
+def test_settings_take_the_policy_documents_model_parameters():
+    settings = pol.parse_settings(['model={"monotone": "drop"}', 'headroom=0.2'])
+    assert settings == {'headroom': 0.2, 'model': {'monotone': 'drop'}}
+    el = pol.make(['elastman'], options=settings)[0]
+    assert el.params.monotone == 'drop' and el.params.slo_metric == 'read_p99_ms'
+    assert 'model' not in el.options and settings['model'] == {'monotone': 'drop'}
+    for bad, match in (('model=3', 'not an object'),
+                       ('model={"monotone": "x"}', 'monotone must be one of'),
+                       ('model={"nope": 1}', 'unknown model parameters: nope')):
+        with pytest.raises(ValueError, match=match):
+            pol.parse_settings([bad])
+
+
 def test_settings_reach_the_simulated_controller_and_its_description():
     cfg = sm.SimConfig()
     trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
