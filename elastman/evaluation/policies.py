@@ -529,11 +529,12 @@ class Elastman(Policy):
         p = self.policy
         extra = ''.join(', %s=%s' % (k, getattr(p, k)) for k in sorted(self.options))
         return ('%s: alpha=%g beta=%g headroom=%g cool-down %.0f s, guard %s '
-                '(band %g of the SLO, %d interval(s), step %g)%s%s%s'
+                '(band %g of the SLO, %d interval(s), step %g)%s%s%s; capacity '
+                'model monotone=%s'
                 % (self.name, p.alpha, p.beta, p.headroom, p.cooldown_s,
                    'on' if p.guard else 'off', p.guard_warning, p.guard_intervals,
                    p.guard_step, extra, ', prior' if self.prior else '',
-                   ', forecast' if self.predict else ''))
+                   ', forecast' if self.predict else '', self.params.monotone))
 
 
 def _prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> Elastman:
