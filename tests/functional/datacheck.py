@@ -14,14 +14,28 @@
 Every scale-out, scale-in and replacement in the functional tests is checked
 this way: each row written before the action is read back by its key, at
 consistency ALL (QUORUM where a node is dead on purpose), and must hold the
-value written. ``options`` are passed to the driver's ``Cluster`` (credentials
-and TLS of a secured cluster, a load-balancing policy).
+value written. A read that times out (a replica busy compacting or cleaning
+up on a loaded two-core machine) is read again, a few times, before it
+counts: a timeout says nothing about whether the row is there, a missing or
+wrong row does. ``options`` are passed to the driver's ``Cluster``
+(credentials and TLS of a secured cluster, a load-balancing policy).
 """
 from __future__ import annotations
 
 from cassandra.cluster import Cluster
 from cassandra.concurrent import execute_concurrent_with_args
 from cassandra import ConsistencyLevel
+from cassandra import OperationTimedOut
+from cassandra import ReadTimeout
+import tenacity
+
+#: how many times a key whose read timed out is read again
+TIMEOUT_RETRIES = 5
+
+
+class _TimedOut(Exception):
+    """Some reads timed out; their keys are read again."""
+
 
 KEYSPACE = 'data'
 TABLE = 'kv'
@@ -64,18 +78,40 @@ def verify(address: str, rows: dict,
         select = session.prepare('SELECT v FROM %s.%s WHERE k = ?'
                                  % (KEYSPACE, TABLE))
         select.consistency_level = consistency
-        keys = sorted(rows)
-        results = execute_concurrent_with_args(
-            session, select, [(k,) for k in keys], concurrency=32,
-            raise_on_first_error=True)
-        missing, wrong = [], []
-        for key, (ok, result) in zip(keys, results):
-            assert ok, result
-            row = result.one()
-            if row is None:
-                missing.append(key)
-            elif row.v != rows[key]:
-                wrong.append(key)
+        found: dict = {}
+        pending = sorted(rows)
+
+        @tenacity.retry(retry=tenacity.retry_if_exception_type(_TimedOut),
+                        stop=tenacity.stop_after_attempt(TIMEOUT_RETRIES + 1),
+                        wait=tenacity.wait_fixed(2), reraise=True)
+        def read_pending() -> None:
+            results = execute_concurrent_with_args(
+                session, select, [(k,) for k in pending], concurrency=16,
+                raise_on_first_error=False)
+            timed_out = []
+            for key, (ok, result) in zip(list(pending), results):
+                if ok:
+                    row = result.one()
+                    found[key] = None if row is None else row.v
+                elif isinstance(result, (ReadTimeout, OperationTimedOut)):
+                    timed_out.append(key)
+                else:
+                    raise result
+            pending[:] = timed_out
+            if timed_out:
+                raise _TimedOut('%d reads timed out' % len(timed_out))
+
+        try:
+            read_pending()
+        except _TimedOut:
+            raise AssertionError(
+                '%d of %d reads at %s still timed out after %d retries'
+                % (len(pending), len(rows),
+                   ConsistencyLevel.value_to_name[consistency],
+                   TIMEOUT_RETRIES)) from None
+        missing = sorted(k for k, v in found.items() if v is None)
+        wrong = sorted(k for k, v in found.items()
+                       if v is not None and v != rows[k])
     assert not missing and not wrong, (
         '%d rows lost (%s), %d wrong (%s) of %d read at %s'
         % (len(missing), missing[:10], len(wrong), wrong[:10], len(rows),
