@@ -337,7 +337,8 @@ class Controller:
         measured = self._measured(policy, recent)
         red_step = guard_mod.red_step(
             policy, state, planning.guard_estimates(policy, registry, current, flavors,
-                                                    measured), assessment)
+                                                    measured)
+            if guard_mod.needs_estimates(policy, assessment) else {}, assessment)
         result = planning.plan(policy, state, current, forecast['predicted'],
                                registry, now, flavors, inputs, measured, red_step,
                                growth, planning.held_load(points, now,
@@ -363,10 +364,12 @@ class Controller:
         rows = self._cluster_rounds(cluster_id, now, self.conf.actuator.sample_max_age)
         rounds = self._rounds(policy, recent, self._cluster_metric(policy, rows, now))
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
-        registry = model_state.load_capacity(self.store, str(cluster_id))
-        flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
-        estimates = planning.guard_estimates(policy, registry, current, flavors,
-                                             self._measured(policy, recent))
+        estimates: dict = {}
+        if guard_mod.needs_estimates(policy, guard_mod.assess(policy, rounds)):
+            registry = model_state.load_capacity(self.store, str(cluster_id))
+            flavors = {n['node_id']: n.get('flavor') or '' for n in serving}
+            estimates = planning.guard_estimates(policy, registry, current, flavors,
+                                                 self._measured(policy, recent))
         state = self._state(cluster, serving, now, {}, [])
         assessment = guard_mod.evaluate(
             policy, state, rounds, estimates, now,

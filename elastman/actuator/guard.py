@@ -149,6 +149,15 @@ def severity(policy: ScalingPolicy, rnd: Round) -> float:
     return level / policy.slo_threshold_ms
 
 
+def needs_estimates(policy: ScalingPolicy, a: Assessment) -> bool:
+    """True when :func:`evaluate` and :func:`red_step` may size a step for
+    assessment ``a``, so that they need capacity estimates: never while the
+    latency is green. A caller skips the estimates of a thousand VMs (and
+    loading their models) in most monitor intervals.
+    """
+    return bool(policy.guard) and a.colour != GREEN
+
+
 def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
              rounds: Sequence[Round], estimates: Mapping[str, Any], now: float,
              last_level: float | None = None,

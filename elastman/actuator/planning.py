@@ -150,9 +150,11 @@ def estimates_for(registry: Any, per_vm: Mapping[str, Mapping[str, Any]],
         groups.setdefault(id(model), (model, source, []))[2].append(node)
     out: dict[str, Any] = {}
     for model, source, nodes in groups.values():
-        points = [registry.point_of(per_vm[n]) for n in nodes]
-        for node, est in zip(nodes, cap_mod.capacities(model, points)):
-            est = registry.served(est, per_vm[node])
+        points, factors = zip(*(registry.point_and_slowdown(per_vm[n])
+                                for n in nodes))
+        for node, est, factor in zip(nodes, cap_mod.capacities(model, points),
+                                     factors):
+            est = est.slowed(factor)
             est.source = source
             out[node] = est
     return out

@@ -36,6 +36,7 @@ refitted, and files the samples that came before in the meantime.
 from __future__ import annotations
 
 import collections
+from collections import abc
 import dataclasses
 import math
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -455,29 +456,33 @@ class ModelRegistry:
         """Feature coordinates of a sample-like dict (its loads grown by its
         :meth:`slowdown`), or the sequence itself.
         """
-        if isinstance(workload, Mapping):
+        return self.point_and_slowdown(workload)[0]
+
+    def point_and_slowdown(self, workload: Mapping[str, Any] | Sequence[float]
+                           ) -> tuple[list[float], float]:
+        """:meth:`point_of` and :meth:`slowdown` of ``workload`` together
+        (the slowdown read once: a decision asks both of every VM).
+        """
+        # collections.abc, not typing: typing's isinstance is several times
+        # slower, and this runs for every VM of every decision
+        if isinstance(workload, abc.Mapping):
+            factor = self.slowdown(workload)
             point = feat_mod.extract_point(self.features, workload)
-            return feat_mod.scale_loads(self.features, point, self.slowdown(workload))
-        return [float(v) for v in workload]
+            return feat_mod.scale_loads(self.features, point, factor), factor
+        return [float(v) for v in workload], 1.0
 
     def slowdown(self, workload: Mapping[str, Any] | Sequence[float]) -> float:
         """How many times the load of ``workload`` counts: ``1 +`` its
         interference index when the index scales the load, else 1 (also for
         a bare point, and for an index that is not a number >= 0).
         """
-        if not self.params.scales_by_interference or not isinstance(workload, Mapping):
+        if (not self.params.scales_by_interference
+                or not isinstance(workload, abc.Mapping)):
             return 1.0
         try:
             return feat_mod.slowdown(workload)
         except ValueError:
             return 1.0
-
-    def served(self, est: cap_mod.CapacityEstimate,
-               workload: Mapping[str, Any] | Sequence[float]) -> cap_mod.CapacityEstimate:
-        """An estimate made at :meth:`point_of` ``workload``, in the loads
-        the VM serves.
-        """
-        return est.slowed(self.slowdown(workload))
 
     def capacity(self, node_id: str, workload: Mapping[str, Any] | Sequence[float]
                  ) -> cap_mod.CapacityEstimate:
@@ -486,13 +491,13 @@ class ModelRegistry:
         (:func:`capacity.seen_load`).
         """
         model, source = self.model_for(node_id)
-        point = self.point_of(workload)
+        point, factor = self.point_and_slowdown(workload)
         if model is None:
             est = cap_mod.CapacityEstimate(math.nan, float('nan'), math.nan, [],
                                            math.nan, cap_mod.UNKNOWN,
                                            model_mod.EMPTY)
         else:
-            est = self.served(cap_mod.capacity(model, point), workload)
+            est = cap_mod.capacity(model, point).slowed(factor)
         est.source = source
         return est
 

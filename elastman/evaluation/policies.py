@@ -463,8 +463,9 @@ class Elastman(Policy):
                                           sim.obs_writes[slots].tolist(), interf)}
         state = self._state(sim, slots, ids, flavors, [])
         measured = self.rounds[0].p99 if self.rounds else {}
-        now_estimates = planning.guard_estimates(self.policy, self.registry, now_load,
-                                                 flavor_of, measured)
+        now_estimates = (planning.guard_estimates(self.policy, self.registry, now_load,
+                                                  flavor_of, measured)
+                         if guard_mod.needs_estimates(self.policy, a) else {})
         a = guard_mod.evaluate(self.policy, state, list(self.rounds), now_estimates,
                                sim.t, self.last_guard_level)
         if a.decision is not None and a.decision.acts:

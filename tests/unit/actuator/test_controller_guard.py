@@ -330,3 +330,18 @@ def test_a_fast_probe_does_not_cool_a_node_whose_source_is_silent(conf):
 def test_the_probe_of_a_node_down_is_not_its_latency(conf):
     # a node that did not answer at all is the healer's; it keeps its reading
     assert _probed_guard(conf, older=10.0, probe=2000.0, up=False) is None
+
+
+@pytest.mark.parametrize('cluster_p99, loads', [
+    ([20.0, 20.0, 20.0], False),       # green: nothing to size
+    ([30.0, 20.0, 20.0], True),        # yellow: a step may be sized
+    ([50.0, 20.0, 20.0], True),        # red
+])
+def test_the_guard_loads_the_capacity_models_only_off_green(
+        conf, monkeypatch, cluster_p99, loads):
+    loaded = []
+    load = controller_mod.model_state.load_capacity
+    monkeypatch.setattr(controller_mod.model_state, 'load_capacity',
+                        lambda *a, **kw: loaded.append(a) or load(*a, **kw))
+    _guard(conf, cluster_p99)
+    assert bool(loaded) == loads

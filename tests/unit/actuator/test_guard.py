@@ -51,6 +51,15 @@ def test_green_does_nothing_and_does_not_block_scale_in():
     assert (a.colour, a.decision, a.blocks_scale_in) == ('green', None, False)
 
 
+def test_estimates_are_needed_only_off_green():
+    green = guard.assess(policy(), [rnd([20, 20, 20])])
+    yellow = guard.assess(policy(), [rnd([29, 30])])
+    red = guard.assess(policy(), [rnd([40, 50])])
+    assert [guard.needs_estimates(policy(), a) for a in (green, yellow, red)] == [
+        False, True, True]
+    assert not guard.needs_estimates(policy(guard=False), red)
+
+
 def test_one_vm_in_the_band_is_within_alpha_but_blocks_scale_in():
     a = guard.evaluate(policy(), state(), [rnd([30]), rnd([30])], {}, NOW)
     assert a.colour == 'green' and a.decision is None
