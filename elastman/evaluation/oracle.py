@@ -140,10 +140,14 @@ class Planner:
         near = np.flatnonzero((start <= times[-1]) & (end > times[0])
                               & np.isin(self._ep_ord, ordinals))
         if near.size:
-            row = {int(k): r for r, k in enumerate(ordinals)}
-            for e in near:
-                active = (start[e] <= times) & (end[e] > times)
-                out[row[int(self._ep_ord[e])], active] += math.log(self._ep[e, 2])
+            # the row of each episode's VM (ordinals are distinct), and the
+            # episodes added in their order, as one loop over them would
+            order = np.argsort(ordinals, kind='stable')
+            rows = order[np.searchsorted(ordinals, self._ep_ord[near], sorter=order)]
+            active = (start[near, None] <= times) & (end[near, None] > times)
+            # math.log, as the simulator's: numpy's may differ in the last bit
+            logs = np.array([math.log(v) for v in self._ep[near, 2].tolist()])
+            np.add.at(out, rows, np.where(active, logs[:, None], 0.0))
         return np.exp(out)
 
     def tail(self, g: np.ndarray, f: np.ndarray, present: np.ndarray, x: np.ndarray,

@@ -24,6 +24,7 @@ line, like OnlineElastMan, Figs. 3.14/3.15). Same seed, same bytes.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import os
 import sys
 import time
@@ -44,25 +45,47 @@ LOG = logging.getLogger(__name__)
 DEFAULT_PENALTIES = (0.0, 10.0, 100.0, 1000.0)
 
 
+def _run_one(trace: tr.Trace, name: str, seed: int, cfg: sim_mod.SimConfig,
+             flavors: Sequence[sim_mod.Flavor],
+             settings: Mapping[str, Any]) -> dict[str, Any]:
+    """One policy's run (a process of its own with ``jobs``)."""
+    p, = pol.make([name], options=dict(settings))
+    t0 = time.monotonic()
+    res = sim_mod.run(trace, p, cfg, flavors, seed)
+    res['describe'] = p.describe()
+    res['elapsed_s'] = time.monotonic() - t0
+    return res
+
+
 def run_all(trace: tr.Trace, names: Sequence[str], seed: int,
             cfg: sim_mod.SimConfig | None = None,
             flavors: Sequence[sim_mod.Flavor] | None = None,
             progress: Any = None,
-            settings: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+            settings: Mapping[str, Any] | None = None,
+            jobs: int = 1) -> dict[str, dict[str, Any]]:
     """Every policy on the same trace, hardware lottery and seed;
-    ``settings`` are scaling policy fields of the elastman policies.
+    ``settings`` are scaling policy fields of the elastman policies. With
+    ``jobs`` above 1 the policies run in that many processes; each run
+    depends only on its own policy and seed, so the results are the same.
     """
     cfg = cfg or sim_mod.SimConfig()
     flavors = list(flavors or [sim_mod.Flavor('m1.medium')])
-    out = {}
-    for p in pol.make(names, options=dict(settings or {})):
-        t0 = time.monotonic()
-        res = sim_mod.run(trace, p, cfg, flavors, seed)
-        res['describe'] = p.describe()
-        res['elapsed_s'] = time.monotonic() - t0
-        out[p.name] = res
+    names = [p.name for p in pol.make(names)]       # unknown names fail here
+    args = [(trace, n, seed, cfg, flavors, dict(settings or {})) for n in names]
+    out: dict[str, dict[str, Any]] = {}
+
+    def done(name: str, res: dict[str, Any]) -> None:
+        out[name] = res
         if progress:
-            progress('%-22s %6.1f s' % (p.name, res['elapsed_s']))
+            progress('%-22s %6.1f s' % (name, res['elapsed_s']))
+    if jobs > 1 and len(names) > 1:
+        with concurrent.futures.ProcessPoolExecutor(jobs) as ex:
+            futures = {ex.submit(_run_one, *a): a[1] for a in args}
+            for f in concurrent.futures.as_completed(futures):
+                done(futures[f], f.result())
+        return {n: out[n] for n in names}                 # the report's order
+    for a in args:
+        done(a[1], _run_one(*a))
     return out
 
 
@@ -166,12 +189,13 @@ def report(trace_name: str, nodes: int, days: float | None, seed: int, out: str,
            names: Sequence[str] = pol.ALL, penalties: Sequence[float] = DEFAULT_PENALTIES,
            progress: Any = None, png: bool = True,
            settings: Mapping[str, Any] | None = None,
-           cfg: sim_mod.SimConfig | None = None) -> list[dict]:
+           cfg: sim_mod.SimConfig | None = None, jobs: int = 1) -> list[dict]:
     """Run and write everything to ``out``; returns the summary rows."""
     os.makedirs(out, exist_ok=True)
     cfg = cfg or sim_mod.SimConfig()
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
-    results = run_all(trace, names, seed, cfg, progress=progress, settings=settings)
+    results = run_all(trace, names, seed, cfg, progress=progress, settings=settings,
+                      jobs=jobs)
     rows, util = tables(results, trace.step_s, penalties)
     write_csv(os.path.join(out, 'summary.csv'), rows, summary.FIELDS)
     write_csv(os.path.join(out, 'utility.csv'), util, ('policy', 'penalty', 'utility'))
@@ -222,7 +246,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--values', action='append', default=[], metavar='POLICY=V1,V2,...',
                     help='with --sweep: the knob values of a policy (default: its own)')
     ap.add_argument('--jobs', type=int, default=1,
-                    help='with --sweep: runs in parallel (processes)')
+                    help='runs in parallel (processes): the policies of a report, '
+                         'or with --sweep its runs')
     ap.add_argument('--join-slots', type=int, default=sim_mod.SimConfig.join_slots,
                     metavar='N',
                     help='VMs of a cluster that join at once (0: every VM of a '
@@ -268,7 +293,8 @@ def run_args(args: argparse.Namespace) -> int:
                   [n.strip() for n in args.policies.split(',') if n.strip()],
                   [float(p) for p in args.penalties.split(',') if p.strip()],
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
-                  png=not args.no_png, settings=settings, cfg=cfg)
+                  png=not args.no_png, settings=settings, cfg=cfg,
+                  jobs=max(1, args.jobs))
     print(format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0

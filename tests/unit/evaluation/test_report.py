@@ -106,6 +106,15 @@ def test_same_seed_same_bytes(rows, tmp_path):
             assert a.read() == b.read(), f
 
 
+def test_policies_run_in_processes_give_the_same_bytes(rows, tmp_path):
+    _, first = rows
+    rep.report('ramp', 10, None, 1, str(tmp_path), png=False, jobs=2)
+    for f in ('summary.csv', 'utility.csv', 'timeseries.csv', 'actions.csv',
+              'policies.txt'):
+        with open(os.path.join(first, f), 'rb') as a, open(tmp_path / f, 'rb') as b:
+            assert a.read() == b.read(), f
+
+
 def test_another_seed_differs(rows, tmp_path):
     _, first = rows
     rep.report('ramp', 10, None, 2, str(tmp_path), names=['static', 'oracle'], png=False)
