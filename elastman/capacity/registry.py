@@ -452,16 +452,11 @@ class ModelRegistry:
             return flav, FLAVOR
         return own, VM
 
-    def point_of(self, workload: Mapping[str, Any] | Sequence[float]) -> list[float]:
-        """Feature coordinates of a sample-like dict (its loads grown by its
-        :meth:`slowdown`), or the sequence itself.
-        """
-        return self.point_and_slowdown(workload)[0]
-
     def point_and_slowdown(self, workload: Mapping[str, Any] | Sequence[float]
                            ) -> tuple[list[float], float]:
-        """:meth:`point_of` and :meth:`slowdown` of ``workload`` together
-        (the slowdown read once: a decision asks both of every VM).
+        """Feature coordinates of a sample-like dict, its loads grown by its
+        :meth:`slowdown`, and that slowdown (read once: a decision asks both
+        of every VM); a bare sequence is the point itself, slowdown 1.
         """
         # collections.abc, not typing: typing's isinstance is several times
         # slower, and this runs for every VM of every decision

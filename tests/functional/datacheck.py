@@ -89,7 +89,7 @@ def verify(address: str, rows: dict,
                 session, select, [(k,) for k in pending], concurrency=16,
                 raise_on_first_error=False)
             timed_out = []
-            for key, (ok, result) in zip(list(pending), results):
+            for key, (ok, result) in zip(pending, results):
                 if ok:
                     row = result.one()
                     found[key] = None if row is None else row.v

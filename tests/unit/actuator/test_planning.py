@@ -53,7 +53,8 @@ def test_batched_estimates_equal_one_by_one():
     assert set(out) == {'vm', 'other'}          # no flavour known: left out
     for node in out:
         model = reg.model_for('vm')[0] if node == 'vm' else reg.flavor_model('m1')
-        one = cap_mod.capacity(model, reg.point_of(per_vm[node]))
+        point, factor = reg.point_and_slowdown(per_vm[node])
+        one = cap_mod.capacity(model, point).slowed(factor)
         assert out[node].capacity == pytest.approx(one.capacity)
         assert (out[node].bound, out[node].seen) == (one.bound, pytest.approx(one.seen))
     assert out['other'].source == 'flavor'
