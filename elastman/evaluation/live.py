@@ -33,6 +33,7 @@ node) is stopped on the way out, also on Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import json
 import os
@@ -48,6 +49,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from elastman.common import ports
+from elastman.evaluation import live_calibration as calib
 from elastman.evaluation import live_records as rec
 from elastman.evaluation import live_scenario as scen
 from elastman.evaluation import ycsb
@@ -550,6 +552,58 @@ def run(scenario: scen.Scenario, out_dir: str, keep: bool = False,
     return summary
 
 
+def read_minutes(out_dir: str) -> list[dict[str, Any]]:
+    """A run's ``minutes.csv`` back as rows (empty cells as None)."""
+    with open(os.path.join(out_dir, 'minutes.csv'), newline='') as f:
+        return [{k: (v if v != '' else None) for k, v in row.items()}
+                for row in csv.DictReader(f)]
+
+
+def calibrate(scenario: scen.Scenario, out_dir: str, keep: bool = False,
+              echo=print, runner=None) -> float:
+    """Run the scenario's probe in ``out_dir`` and return the scale of its
+    targets for this machine (:mod:`live_calibration`); writes
+    ``calibration.json``.
+    """
+    runner = runner or run
+    probe = scenario.probe()
+    runner(probe, out_dir, keep=keep, echo=echo)
+    found = calib.knee(read_minutes(out_dir), scenario.slo_ms,
+                       scenario.probe_measure)
+    scale = calib.factor(found, scenario)
+    doc = calib.describe(found, scenario, scale)
+    with open(os.path.join(out_dir, 'calibration.json'), 'w') as f:
+        json.dump(doc, f, indent=1)
+    echo('calibration: the static cluster served %.0f ops/s within the SLO '
+         '(minute %d of the probe), %.0f where the scenario was written: '
+         'targets x %.3f%s' % (found.ops, found.minute,
+                               scenario.reference_ops, scale,
+                               '' if found.crossed else ' (%s)' % doc['note']))
+    return scale
+
+
+def run_pair(scenario: scen.Scenario, out_dir: str, keep: bool = False,
+             echo=print, runner=None) -> dict[str, Any]:
+    """The probe, then the elastic run and the static run with the targets
+    it scaled, back to back, in ``out_dir``/probe, /elastic and /static;
+    writes and returns ``pair.json``.
+    """
+    runner = runner or run
+    os.makedirs(out_dir, exist_ok=True)
+    scale = calibrate(scenario, os.path.join(out_dir, 'probe'), keep=keep,
+                      echo=echo, runner=runner)
+    scaled = scenario.scaled(scale)
+    elastic = runner(scaled, os.path.join(out_dir, 'elastic'), keep=keep,
+                     echo=echo)
+    static = runner(scaled.held_static(), os.path.join(out_dir, 'static'),
+                    keep=keep, echo=echo)
+    doc = {'scale': scale, 'elastic': elastic, 'static': static,
+           'comparison': rec.compare(elastic, static)}
+    with open(os.path.join(out_dir, 'pair.json'), 'w') as f:
+        json.dump(doc, f, indent=1)
+    return doc
+
+
 def _raise_interrupt(signum, frame) -> None:
     raise KeyboardInterrupt()
 
@@ -574,6 +628,15 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
                         help='hold the cluster at its initial size (the '
                              'baseline of an elastic run; elastman decides '
                              'but does not act)')
+    parser.add_argument('--scale', type=float, default=None,
+                        help='multiply every phase\'s target by this')
+    parser.add_argument('--calibrate', action='store_true',
+                        help='run only the scenario\'s calibration probe and '
+                             'print the scale of its targets for this machine')
+    parser.add_argument('--pair', action='store_true',
+                        help='the calibration probe, then the elastic and the '
+                             'static run with the scaled targets, back to '
+                             'back (OUT/probe, OUT/elastic, OUT/static)')
     parser.set_defaults(func=_command)
     return parser
 
@@ -587,8 +650,24 @@ def _command(args: Any = None) -> int:
     except scen.ScenarioError as exc:
         print('evaluate: %s' % exc, file=sys.stderr)
         return 2
+    calibrating = getattr(args, 'calibrate', False) or getattr(args, 'pair', False)
+    try:
+        if calibrating:
+            scenario.probe()
+        if getattr(args, 'scale', None) is not None:
+            scenario = scenario.scaled(args.scale)
+    except scen.ScenarioError as exc:
+        print('evaluate: %s' % exc, file=sys.stderr)
+        return 2
+    if calibrating and (getattr(args, 'static', False)
+                        or getattr(args, 'scale', None) is not None):
+        print('evaluate: --calibrate and --pair take neither --static nor '
+              '--scale', file=sys.stderr)
+        return 2
     if getattr(args, 'static', False):
         scenario = scenario.held_static()
+    if args.dry_run and calibrating:
+        scenario = scenario.probe()
     if args.dry_run:
         for start, end, p in scen.schedule(scenario):
             until = scenario.until.get(p.name)
@@ -602,7 +681,18 @@ def _command(args: Any = None) -> int:
         return 0
     out = args.out or 'evaluation-%s-%s' % (
         scenario.name, time.strftime('%Y%m%d-%H%M%S'))
-    summary = run(scenario, out, keep=args.keep,
-                  echo=lambda m: print(m, flush=True))
+    echo = lambda m: print(m, flush=True)  # noqa: E731
+    try:
+        if getattr(args, 'calibrate', False):
+            calibrate(scenario, out, keep=args.keep, echo=echo)
+            return 0
+        if getattr(args, 'pair', False):
+            doc = run_pair(scenario, out, keep=args.keep, echo=echo)
+            print(rec.format_comparison(doc['comparison']))
+            return 0 if doc['elastic'] and doc['static'] else 1
+    except scen.ScenarioError as exc:
+        print('evaluate: %s' % exc, file=sys.stderr)
+        return 1
+    summary = run(scenario, out, keep=args.keep, echo=echo)
     print(rec.format_summary(summary))
     return 0 if summary else 1

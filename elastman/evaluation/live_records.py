@@ -30,6 +30,9 @@ MINUTE_FIELDS = ('minute', 'phase', 'target_ops', 'client_ops',
                  'server_reads_per_s', 'server_writes_per_s',
                  'server_read_p99_ms', 'server_read_p99_max_ms', 'nodes',
                  'servers', 'violation', 'actions')
+#: the first minutes of a run, when the nodes' JVMs are cold: a violation
+#: there is not a loaded one
+COLD_MINUTES = 2
 DECISION_FIELDS = ('time', 'minute', 'kind', 'count', 'flavor',
                    'forecast_used', 'reads_forecast', 'reads_forecaster',
                    'writes_forecast', 'writes_forecaster', 'forecast_age_s',
@@ -284,6 +287,8 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
                                         a['created_minute'], a['state'])
             for a in actions if a['kind'] != 'create'],
         'decisions': len(decisions),
+        'violation_by_minute': [[r['minute'], int(bool(r['violation']))]
+                                for r in rows],
         'acting_decisions': [
             {'minute': d['minute'], 'kind': d['kind'], 'count': d['count'],
              'forecast_used': d['forecast_used'],
@@ -352,7 +357,8 @@ def plot(path: str, scenario: Scenario, rows, actions) -> None:
 
 def format_summary(summary: Mapping[str, Any]) -> str:
     lines = ['%-26s %s' % (k, v) for k, v in summary.items()
-             if k not in ('acting_decisions', 'scale_actions')]
+             if k not in ('acting_decisions', 'scale_actions',
+                          'violation_by_minute')]
     for a in summary.get('scale_actions', []):
         lines.append('action: %s' % a)
     for d in summary.get('acting_decisions', []):
@@ -364,6 +370,51 @@ def format_summary(summary: Mapping[str, Any]) -> str:
                          d['reads_forecaster'], _num(d['writes_forecast']),
                          d['writes_forecaster'], d['vm_models'] or '-',
                          d['flavor_models'] or '-', d['bounds']))
+    return '\n'.join(lines)
+
+
+def loaded_violations(summary: Mapping[str, Any]) -> int | None:
+    """Violation minutes after the first two (cold JVMs), or None."""
+    minutes = summary.get('violation_by_minute')
+    if minutes is None:
+        return None
+    return sum(1 for m, v in minutes if v and m >= COLD_MINUTES)
+
+
+def compare(elastic: Mapping[str, Any], static: Mapping[str, Any]
+            ) -> dict[str, Any]:
+    """The elastic run against the static one: the live line of the
+    SLO-first issue is no loaded violation minute, fewer than static, at
+    most 1.3x static's VM-hours.
+    """
+    out: dict[str, Any] = {}
+    for name, s in (('elastic', elastic), ('static', static)):
+        out[name] = {'violation_minutes': s.get('violation_minutes'),
+                     'loaded_violation_minutes': loaded_violations(s),
+                     'vm_hours': s.get('vm_hours')}
+    e, st = out['elastic'], out['static']
+    if e['vm_hours'] and st['vm_hours']:
+        out['vm_hours_ratio'] = e['vm_hours'] / st['vm_hours']
+    if None not in (e['loaded_violation_minutes'], st['loaded_violation_minutes']) \
+            and 'vm_hours_ratio' in out:
+        out['met'] = (e['loaded_violation_minutes'] == 0
+                      and st['loaded_violation_minutes'] > 0
+                      and out['vm_hours_ratio'] <= 1.3)
+    return out
+
+
+def format_comparison(c: Mapping[str, Any]) -> str:
+    lines = []
+    for name in ('elastic', 'static'):
+        r = c.get(name, {})
+        lines.append('%-8s violation minutes %s (loaded %s), VM-hours %s' % (
+            name, r.get('violation_minutes'), r.get('loaded_violation_minutes'),
+            '%.2f' % r['vm_hours'] if r.get('vm_hours') is not None else '-'))
+    if 'vm_hours_ratio' in c:
+        lines.append('elastic / static VM-hours %.2f' % c['vm_hours_ratio'])
+    if 'met' in c:
+        lines.append('no loaded violation elastic, fewer than static, at most '
+                     '1.3x its VM-hours: %s' % ('met' if c['met'] else 'not met'))
     return '\n'.join(lines)
 
 

@@ -18,6 +18,13 @@ read/update mix and a record size, as in OnlineElastMan, Table 3.1. A phase
 with ``until: scale_out`` (or ``scale_in``) ends as soon as such an action
 has completed during the phase (wherever it started); its duration is then
 the most it may last.
+
+A scenario's targets hold for the machine it was written on. Its optional
+``calibration`` section makes them hold on another one: ``reference_ops``
+is the load (ops/s) the static cluster served at the SLO on that machine,
+and ``phases`` is a stepped probe of the static cluster that measures the
+same load here (:mod:`elastman.evaluation.live_calibration`); the targets
+are then scaled by the ratio (:meth:`Scenario.scaled`).
 """
 from __future__ import annotations
 
@@ -76,6 +83,12 @@ class Scenario:
     load: ycsb.Phase | None = None
     #: phase name -> the action kind that ends it early (``until``)
     until: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: the static probe that calibrates the targets (``calibration``)
+    probe_phases: list[ycsb.Phase] = dataclasses.field(default_factory=list)
+    #: ops/s the static cluster served at the SLO where the targets were set
+    reference_ops: float | None = None
+    #: the probe phase (a ramp: its steps) the served load is measured in
+    probe_measure: str | None = None
 
     @property
     def duration_s(self) -> float:
@@ -100,6 +113,27 @@ class Scenario:
                       dry_run=True)
         return dataclasses.replace(self, name='%s-static' % self.name,
                                    policy=policy)
+
+    def probe(self) -> 'Scenario':
+        """The calibration probe: the static cluster under the scenario's
+        ``calibration`` phases.
+        """
+        if not self.probe_phases or not self.reference_ops:
+            raise ScenarioError('scenario %s has no calibration section'
+                                % self.name)
+        static = self.held_static()
+        return dataclasses.replace(static, name='%s-probe' % self.name,
+                                   phases=list(self.probe_phases), until={})
+
+    def scaled(self, factor: float) -> 'Scenario':
+        """The same scenario with every phase's target times ``factor``
+        (the load phase, unthrottled, stays as it is).
+        """
+        if not factor > 0:
+            raise ScenarioError('a target scale must be > 0, got %r' % factor)
+        phases = [dataclasses.replace(p, target=round(p.target * factor))
+                  for p in self.phases]
+        return dataclasses.replace(self, phases=phases)
 
     def elastman_conf(self) -> dict[str, dict[str, Any]]:
         groups = {g: dict(v) for g, v in DEFAULT_ELASTMAN.items()}
@@ -163,7 +197,7 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     if not isinstance(data, Mapping):
         raise ScenarioError('a scenario is a mapping')
     known = {'name', 'description', 'slo_ms', 'cluster', 'policy',
-             'elastman', 'ycsb', 'phases', 'defaults'}
+             'elastman', 'ycsb', 'phases', 'defaults', 'calibration'}
     unknown = set(data) - known
     if unknown:
         raise ScenarioError('unknown keys: %s' % ', '.join(sorted(unknown)))
@@ -188,6 +222,8 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     names = [p.name for p in phases]
     if len(set(names)) != len(names):
         raise ScenarioError('phase names must be unique')
+    probe_phases, reference_ops, probe_measure = _calibration(
+        data.get('calibration'), defaults)
     cluster = dict(data.get('cluster') or {})
     bad = set(cluster) - {'size', 'flavor', 'flavor_spec', 'network',
                           'jmx_port_base', 'store_address',
@@ -219,7 +255,9 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
                       (data.get('elastman') or {}).items()},
             recordcount=int(work.get('recordcount', 10000)),
             consistency=str(work.get('consistency', 'ONE')).upper(),
-            load=load, until=until, **cluster)
+            load=load, until=until, probe_phases=probe_phases,
+            reference_ops=reference_ops, probe_measure=probe_measure,
+            **cluster)
     except (TypeError, ValueError) as exc:
         raise ScenarioError(str(exc))
     if scenario.slo_ms <= 0 or scenario.size < 1 or scenario.recordcount < 1:
@@ -231,6 +269,49 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
                             '[%d, %d]' % (scenario.size, policy['min_size'],
                                           policy['max_size']))
     return scenario
+
+
+def _calibration(raw: Any, defaults: Mapping[str, Any]
+                 ) -> tuple[list[ycsb.Phase], float | None, str | None]:
+    """The probe phases, reference load and measured phase of a
+    ``calibration`` section (``measure``: a phase name, by default the
+    last one).
+    """
+    if raw is None:
+        return [], None, None
+    if not isinstance(raw, Mapping):
+        raise ScenarioError('calibration: a mapping is required')
+    bad = set(raw) - {'reference_ops', 'phases', 'measure'}
+    if bad:
+        raise ScenarioError('calibration: unknown keys %s'
+                            % ', '.join(sorted(bad)))
+    try:
+        reference = float(raw['reference_ops'])
+    except (KeyError, TypeError, ValueError):
+        raise ScenarioError('calibration: reference_ops (ops/s) is required')
+    if not reference > 0:
+        raise ScenarioError('calibration: reference_ops must be > 0')
+    raw_phases = raw.get('phases')
+    if not raw_phases or not isinstance(raw_phases, list):
+        raise ScenarioError('calibration: phases, a non-empty list, is '
+                            'required')
+    phases: list[ycsb.Phase] = []
+    stems = []
+    for i, item in enumerate(raw_phases):
+        if not isinstance(item, Mapping) or 'until' in item:
+            raise ScenarioError('calibration phase %d: a mapping without '
+                                'until is required' % (i + 1))
+        expanded = _expand(item, defaults, i)
+        stems.append(str(item.get('name') or expanded[0].name))
+        phases.extend(expanded)
+    names = [p.name for p in phases]
+    if len(set(names)) != len(names):
+        raise ScenarioError('calibration: phase names must be unique')
+    measure = str(raw.get('measure') or stems[-1])
+    if measure not in stems:
+        raise ScenarioError('calibration: measure names no phase (%s)'
+                            % ', '.join(stems))
+    return phases, reference, measure
 
 
 def load_scenario(path: str) -> Scenario:
