@@ -30,6 +30,7 @@ leaving) are left out of both sets: neither model sees that penalty.
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import sys
 import time
@@ -126,10 +127,13 @@ class Measured(pol.Elastman):
 
 def measure(trace: tr.Trace, seed: int, cfg: sim_mod.SimConfig | None = None,
             flavors=None, policies=POLICIES, prior: bool = True,
-            probes: int = 4) -> dict[str, dict[str, Any]]:
+            probes: int = 4, settings: dict[str, Any] | None = None
+            ) -> dict[str, dict[str, Any]]:
     """Each policy's error summary (see :meth:`ErrorTally.summary`) plus
     its violation minutes and VM-hours on ``trace``; ``prior=False``
-    starts the models empty instead of from another cluster's; ``probes``
+    starts the models empty instead of from another cluster's;
+    ``settings`` are scaling policy fields (``model`` its capacity model
+    parameters) of every policy, as ``simulate --set`` takes them; ``probes``
     VMs per flavour feed the capacity model (the service feeds it every
     VM; the simulator samples a few to stay fast).
     """
@@ -138,7 +142,8 @@ def measure(trace: tr.Trace, seed: int, cfg: sim_mod.SimConfig | None = None,
     out = {}
     for name in policies:
         policy = Measured(predict=True, interference=MODES[name],
-                          name=name, prior=prior, probes=probes)
+                          name=name, prior=prior, probes=probes,
+                          options=copy.deepcopy(dict(settings or {})))
         run = sim_mod.run(trace, policy, cfg, flavors, seed)
         s = run['series']
         summary = policy.tally.summary()
@@ -174,6 +179,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--probes', type=int, default=4,
                     help='VMs per flavour whose samples train the capacity '
                     'model (the simulator\'s default: 4)')
+    ap.add_argument('--set', action='append', default=[], dest='settings',
+                    metavar='FIELD=VALUE',
+                    help='a scaling policy field of the three policies, as '
+                         'simulate --set takes it (model={...} the capacity '
+                         'model parameters); repeat for several')
     ap.add_argument('--interference-per-day', type=float, default=None,
                     help='episodes per VM per day (default: the simulator\'s)')
 
@@ -184,7 +194,13 @@ def run_args(args: argparse.Namespace) -> int:
     if args.interference_per_day is not None:
         cfg = dataclasses.replace(cfg, interference_per_day=args.interference_per_day)
     trace = tr.load(args.trace, nodes=args.nodes, days=args.days, seed=args.seed)
-    results = measure(trace, args.seed, cfg, probes=args.probes)
+    try:
+        settings = pol.parse_settings(args.settings)
+    except ValueError as exc:
+        print('interference-error: %s' % exc, file=sys.stderr)
+        return 2
+    results = measure(trace, args.seed, cfg, probes=args.probes,
+                      settings=settings)
     print('capacity error, (estimate - truth) / truth, every control period, '
           'trace %s, %d VMs, seed %d, %d probe VMs' % (
               args.trace, args.nodes, args.seed, args.probes))

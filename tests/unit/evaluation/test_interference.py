@@ -14,6 +14,7 @@ interference index (``elastman-manage interference-error``).
 """
 from __future__ import annotations
 
+import argparse
 import dataclasses
 
 import numpy as np
@@ -91,3 +92,28 @@ def test_measure_scores_every_model_on_the_same_episodes():
     lines = itf.format_table(out)
     assert len(lines) == 1 + len(itf.POLICIES) + len(itf.POLICIES) - 1
     assert all('at most 0.5x' in line for line in lines[-2:])
+
+
+def test_settings_reach_every_policy(monkeypatch):
+    seen = []
+
+    def fake_run(trace, policy, cfg, flavors, seed):
+        seen.append((policy.name, policy.params.recency_half_life,
+                     policy.options.get('headroom')))
+        return {'series': {'violation': np.zeros(3), 'vms': np.ones(3)}}
+
+    monkeypatch.setattr(sim_mod, 'run', fake_run)
+    trace = tr.load('weekly', nodes=8, days=0.01, seed=1)
+    settings = pol.parse_settings(['headroom=0.3', 'model={"recency_half_life": 0}'])
+    itf.measure(trace, 1, prior=False, settings=settings)
+    assert seen == [(name, 0.0, 0.3) for name in itf.POLICIES]
+    # the caller's settings are not consumed by the first policy
+    assert settings == {'headroom': 0.3, 'model': {'recency_half_life': 0}}
+
+
+def test_a_bad_setting_is_refused_by_name(capsys):
+    ap = argparse.ArgumentParser()
+    itf.add_arguments(ap)
+    args = ap.parse_args(['--set', 'colour=1'])
+    assert itf.run_args(args) == 2
+    assert 'colour' in capsys.readouterr().err
