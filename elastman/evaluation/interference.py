@@ -30,7 +30,6 @@ leaving) are left out of both sets: neither model sees that penalty.
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import sys
 import time
@@ -143,7 +142,7 @@ def measure(trace: tr.Trace, seed: int, cfg: sim_mod.SimConfig | None = None,
     for name in policies:
         policy = Measured(predict=True, interference=MODES[name],
                           name=name, prior=prior, probes=probes,
-                          options=copy.deepcopy(dict(settings or {})))
+                          options=settings)
         run = sim_mod.run(trace, policy, cfg, flavors, seed)
         s = run['series']
         summary = policy.tally.summary()

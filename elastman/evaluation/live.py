@@ -650,24 +650,24 @@ def _command(args: Any = None) -> int:
     except scen.ScenarioError as exc:
         print('evaluate: %s' % exc, file=sys.stderr)
         return 2
-    calibrating = getattr(args, 'calibrate', False) or getattr(args, 'pair', False)
-    try:
-        if calibrating:
-            scenario.probe()
-        if getattr(args, 'scale', None) is not None:
-            scenario = scenario.scaled(args.scale)
-    except scen.ScenarioError as exc:
-        print('evaluate: %s' % exc, file=sys.stderr)
-        return 2
-    if calibrating and (getattr(args, 'static', False)
-                        or getattr(args, 'scale', None) is not None):
+    static, scale = getattr(args, 'static', False), getattr(args, 'scale', None)
+    only_probe, pair = getattr(args, 'calibrate', False), getattr(args, 'pair', False)
+    if (only_probe or pair) and (static or scale is not None):
         print('evaluate: --calibrate and --pair take neither --static nor '
               '--scale', file=sys.stderr)
         return 2
-    if getattr(args, 'static', False):
+    try:
+        # a scenario without a calibration section is refused before any run
+        probe = scenario.probe() if only_probe or pair else None
+        if scale is not None:
+            scenario = scenario.scaled(scale)
+    except scen.ScenarioError as exc:
+        print('evaluate: %s' % exc, file=sys.stderr)
+        return 2
+    if static:
         scenario = scenario.held_static()
-    if args.dry_run and calibrating:
-        scenario = scenario.probe()
+    if args.dry_run and probe is not None:
+        scenario = probe
     if args.dry_run:
         for start, end, p in scen.schedule(scenario):
             until = scenario.until.get(p.name)
@@ -683,10 +683,10 @@ def _command(args: Any = None) -> int:
         scenario.name, time.strftime('%Y%m%d-%H%M%S'))
     echo = lambda m: print(m, flush=True)  # noqa: E731
     try:
-        if getattr(args, 'calibrate', False):
+        if only_probe:
             calibrate(scenario, out, keep=args.keep, echo=echo)
             return 0
-        if getattr(args, 'pair', False):
+        if pair:
             doc = run_pair(scenario, out, keep=args.keep, echo=echo)
             print(rec.format_comparison(doc['comparison']))
             return 0 if doc['elastic'] and doc['static'] else 1

@@ -287,8 +287,8 @@ def summarise(scenario: Scenario, rows, actions, decisions) -> dict[str, Any]:
                                         a['created_minute'], a['state'])
             for a in actions if a['kind'] != 'create'],
         'decisions': len(decisions),
-        'violation_by_minute': [[r['minute'], int(bool(r['violation']))]
-                                for r in rows],
+        'loaded_violation_minutes': sum(
+            1 for r in rows if r['violation'] and r['minute'] >= COLD_MINUTES),
         'acting_decisions': [
             {'minute': d['minute'], 'kind': d['kind'], 'count': d['count'],
              'forecast_used': d['forecast_used'],
@@ -357,8 +357,7 @@ def plot(path: str, scenario: Scenario, rows, actions) -> None:
 
 def format_summary(summary: Mapping[str, Any]) -> str:
     lines = ['%-26s %s' % (k, v) for k, v in summary.items()
-             if k not in ('acting_decisions', 'scale_actions',
-                          'violation_by_minute')]
+             if k not in ('acting_decisions', 'scale_actions')]
     for a in summary.get('scale_actions', []):
         lines.append('action: %s' % a)
     for d in summary.get('acting_decisions', []):
@@ -373,14 +372,6 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     return '\n'.join(lines)
 
 
-def loaded_violations(summary: Mapping[str, Any]) -> int | None:
-    """Violation minutes after the first two (cold JVMs), or None."""
-    minutes = summary.get('violation_by_minute')
-    if minutes is None:
-        return None
-    return sum(1 for m, v in minutes if v and m >= COLD_MINUTES)
-
-
 def compare(elastic: Mapping[str, Any], static: Mapping[str, Any]
             ) -> dict[str, Any]:
     """The elastic run against the static one: the live line of the
@@ -390,7 +381,7 @@ def compare(elastic: Mapping[str, Any], static: Mapping[str, Any]
     out: dict[str, Any] = {}
     for name, s in (('elastic', elastic), ('static', static)):
         out[name] = {'violation_minutes': s.get('violation_minutes'),
-                     'loaded_violation_minutes': loaded_violations(s),
+                     'loaded_violation_minutes': s.get('loaded_violation_minutes'),
                      'vm_hours': s.get('vm_hours')}
     e, st = out['elastic'], out['static']
     if e['vm_hours'] and st['vm_hours']:

@@ -205,23 +205,7 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     raw_phases = data.get('phases')
     if not raw_phases or not isinstance(raw_phases, list):
         raise ScenarioError('phases: a non-empty list is required')
-    phases, until = [], {}
-    for i, raw in enumerate(raw_phases):
-        if not isinstance(raw, Mapping):
-            raise ScenarioError('phase %d is not a mapping' % (i + 1))
-        expanded = _expand(raw, defaults, i)
-        if raw.get('until') is not None:
-            if raw['until'] not in UNTIL_EVENTS:
-                raise ScenarioError('phase %s: until must be one of %s' % (
-                    expanded[0].name, ', '.join(UNTIL_EVENTS)))
-            if len(expanded) != 1:
-                raise ScenarioError('phase %s: a ramp cannot have until'
-                                    % expanded[0].name)
-            until[expanded[0].name] = raw['until']
-        phases.extend(expanded)
-    names = [p.name for p in phases]
-    if len(set(names)) != len(names):
-        raise ScenarioError('phase names must be unique')
+    phases, until, _ = _phase_list(raw_phases, defaults)
     probe_phases, reference_ops, probe_measure = _calibration(
         data.get('calibration'), defaults)
     cluster = dict(data.get('cluster') or {})
@@ -271,6 +255,35 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     return scenario
 
 
+def _phase_list(raw_phases: list, defaults: Mapping[str, Any],
+                what: str = '') -> tuple[list[ycsb.Phase], dict[str, str],
+                                         list[str]]:
+    """A list of YAML phases expanded: the phases, their ``until`` events
+    and each YAML phase's name (a ramp's steps are ``name.1`` ...).
+    """
+    phases: list[ycsb.Phase] = []
+    until: dict[str, str] = {}
+    stems: list[str] = []
+    for i, raw in enumerate(raw_phases):
+        if not isinstance(raw, Mapping):
+            raise ScenarioError('%sphase %d is not a mapping' % (what, i + 1))
+        expanded = _expand(raw, defaults, i)
+        if raw.get('until') is not None:
+            if raw['until'] not in UNTIL_EVENTS:
+                raise ScenarioError('phase %s: until must be one of %s' % (
+                    expanded[0].name, ', '.join(UNTIL_EVENTS)))
+            if len(expanded) != 1:
+                raise ScenarioError('phase %s: a ramp cannot have until'
+                                    % expanded[0].name)
+            until[expanded[0].name] = raw['until']
+        stems.append(str(raw.get('name') or expanded[0].name))
+        phases.extend(expanded)
+    names = [p.name for p in phases]
+    if len(set(names)) != len(names):
+        raise ScenarioError('%sphase names must be unique' % what)
+    return phases, until, stems
+
+
 def _calibration(raw: Any, defaults: Mapping[str, Any]
                  ) -> tuple[list[ycsb.Phase], float | None, str | None]:
     """The probe phases, reference load and measured phase of a
@@ -295,18 +308,9 @@ def _calibration(raw: Any, defaults: Mapping[str, Any]
     if not raw_phases or not isinstance(raw_phases, list):
         raise ScenarioError('calibration: phases, a non-empty list, is '
                             'required')
-    phases: list[ycsb.Phase] = []
-    stems = []
-    for i, item in enumerate(raw_phases):
-        if not isinstance(item, Mapping) or 'until' in item:
-            raise ScenarioError('calibration phase %d: a mapping without '
-                                'until is required' % (i + 1))
-        expanded = _expand(item, defaults, i)
-        stems.append(str(item.get('name') or expanded[0].name))
-        phases.extend(expanded)
-    names = [p.name for p in phases]
-    if len(set(names)) != len(names):
-        raise ScenarioError('calibration: phase names must be unique')
+    phases, until, stems = _phase_list(raw_phases, defaults, 'calibration ')
+    if until:
+        raise ScenarioError('calibration: a probe phase cannot have until')
     measure = str(raw.get('measure') or stems[-1])
     if measure not in stems:
         raise ScenarioError('calibration: measure names no phase (%s)'

@@ -111,8 +111,13 @@ def test_a_probe_over_the_slo_from_its_first_step_is_an_error():
 
 
 def _summary(violations, vm_hours):
-    return {'violation_minutes': sum(v for _, v in violations),
-            'violation_by_minute': violations, 'vm_hours': vm_hours}
+    """What summarise makes of per-minute violations [[minute, 0|1], ...]."""
+    rows = [{'minute': m, 'violation': v, 'server_read_p99_ms': 1.0,
+             'servers': 0, 'nodes': 3, 'client_read_p99_ms': None}
+            for m, v in violations]
+    out = rec.summarise(scen.parse_scenario(_doc()), rows, [], [])
+    out['vm_hours'] = vm_hours
+    return out
 
 
 def test_run_pair_scales_both_runs_by_the_probe(tmp_path):
