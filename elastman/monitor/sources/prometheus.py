@@ -23,9 +23,11 @@ load they agree with the JMX source's within a bucket of Cassandra's
 histogram. Several tables are combined as a mixture, each table weighted by
 its one-minute request rate.
 
-Each read is two instant queries of the HTTP API: the node's series, and the
-time Prometheus scraped them (rates are over the time between two scrapes,
-not between two queries).
+Each read is one instant query of the HTTP API: the node's series and the
+time Prometheus scraped them, together, so that both come from the same
+scrape (rates are over the time between two scrapes, not between two
+queries; two separate queries could straddle a scrape and stretch an
+interval by a scrape period).
 """
 from __future__ import annotations
 
@@ -45,6 +47,8 @@ WRITE_LATENCY = _TABLE % 'writelatency'
 READ_SIZE = _TABLE % 'readsize'
 WRITE_SIZE = 'cassandra_clientrequest_write_mutationsize'
 NAMES = '|'.join((_TABLE % '.*', WRITE_SIZE + '_.*'))
+# the label that marks the scrape time's series in a reading's answer
+SCRAPED_LABEL = 'elastman_scraped'
 
 
 def mixture_quantile(tables: list[tuple[float, dict[float, float]]],
@@ -129,18 +133,25 @@ class PrometheusSource(sources.MetricsSource):
             address=re.escape(target.address).replace('\\', '\\\\'),
             node_id=target.node_id or '', cluster_id=target.cluster_id or '')
 
-    def read(self, target: readings.Target) -> readings.Reading:
+    def query(self, target: readings.Target) -> str:
+        """The node's series, and their scrape time as one more series."""
         selector = self.selector(target)
-        series = '{__name__=~"%s",%s}' % (NAMES, selector)
-        found = self._query(target, series)
+        return ('{__name__=~"%s",%s} or label_replace(max(timestamp('
+                '%s_count{%s})), "%s", "time", "", "")'
+                % (NAMES, selector, READ_LATENCY, selector, SCRAPED_LABEL))
+
+    def read(self, target: readings.Target) -> readings.Reading:
+        found = self._query(target, self.query(target))
         # every series of one scrape has the scrape's time
-        scraped = self._query(target, 'max(timestamp(%s_count{%s}))'
-                              % (READ_LATENCY, selector))
-        if not found or not scraped:
+        scraped = [item for item in found
+                   if item['metric'].get(SCRAPED_LABEL) == 'time']
+        if not scraped or len(scraped) == len(found):
             raise sources.SourceError(
                 source=self.name, where=target.address,
-                reason='Prometheus has no series %s' % series)
-        reading = self._reading(found)
+                reason='Prometheus has no series {__name__=~"%s",%s}'
+                % (NAMES, self.selector(target)))
+        reading = self._reading([item for item in found
+                                 if item not in scraped])
         reading.mono = float(scraped[0]['value'][1])
         return reading
 

@@ -105,9 +105,12 @@ def _ok(result):
                  'data': {'resultType': 'vector', 'result': result}})
 
 
-def test_a_reading_from_two_queries(conf):
-    session = Session([_ok(ANSWER), _ok([{'metric': {},
-                                          'value': [2.0, '1700000000.5']}])])
+SCRAPED = {'metric': {'elastman_scraped': 'time'},
+           'value': [2.0, '1700000000.5']}
+
+
+def test_a_reading_from_one_query(conf):
+    session = Session([_ok(ANSWER + [SCRAPED])])
     source = prometheus.PrometheusSource(conf, frozenset({'system'}),
                                          session=session)
     got = source.read(readings.Target('127.0.74.3', node_id='n1'))
@@ -116,12 +119,16 @@ def test_a_reading_from_two_queries(conf):
     assert got.gauges == {'read_p50_ms': 0.31, 'read_p95_ms': 0.372,
                           'read_p99_ms': 0.642, 'read_bytes_mean': 2107.5,
                           'write_bytes_mean': 2100.0}
-    url, query = session.queries[0]
+    [(url, query)] = session.queries
     assert url == 'http://prom:9090/api/v1/query'
-    assert 'instance=~"127\\\\.0\\\\.74\\\\.3:[0-9]+"' in query
-    assert session.queries[1][1] == (
-        'max(timestamp(cassandra_table_coordinatorreadlatency_count{%s}))'
-        % query.split(',', 1)[1][:-1])
+    selector = 'instance=~"127\\\\.0\\\\.74\\\\.3:[0-9]+"'
+    assert selector in query
+    # the scrape time of the same answer, not of a later query
+    assert query.endswith(
+        ' or label_replace(max(timestamp('
+        'cassandra_table_coordinatorreadlatency_count{%s})), '
+        '"elastman_scraped", "time", "", "")'
+        % query.split(',', 1)[1].split('}', 1)[0])
 
 
 def test_errors_are_source_errors(conf):
@@ -132,7 +139,13 @@ def test_errors_are_source_errors(conf):
         source.read(readings.Target('10.0.0.1'))
     assert 'parse error' in str(err.value)
     empty = prometheus.PrometheusSource(
-        conf, frozenset(), session=Session([_ok([]), _ok([])]))
+        conf, frozenset(), session=Session([_ok([])]))
     with pytest.raises(sources.SourceError) as err:
         empty.read(readings.Target('10.0.0.1'))
+    assert 'Prometheus has no series' in str(err.value)
+    # the scrape time alone: the node's series are gone
+    alone = prometheus.PrometheusSource(
+        conf, frozenset(), session=Session([_ok([SCRAPED])]))
+    with pytest.raises(sources.SourceError) as err:
+        alone.read(readings.Target('10.0.0.1'))
     assert 'Prometheus has no series' in str(err.value)
