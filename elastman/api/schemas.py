@@ -47,6 +47,7 @@ MODEL_PARAMS = {
         'solver': {'enum': list(cap_params.SOLVERS)},
         'min_cells': {'type': 'integer', 'minimum': 2},
         'recency_half_life': {'type': 'number', 'minimum': 0},
+        'recency_floor': {'type': 'number', 'minimum': 0, 'maximum': 1},
         'prune_conflicts': {'type': 'boolean'},
         'cell_max_age': {'type': 'number', 'minimum': 0},
         'balanced': {'type': 'boolean'},

@@ -45,7 +45,9 @@ class ModelParams:
     ``granularity`` maps each feature name to its cell width.
     ``recency_half_life`` (seconds, 0 = off) makes newer samples count more,
     both inside a cell's label and as SVM sample weights, so the model follows
-    a capacity change. ``prune_conflicts`` drops a cell contradicted by a newer
+    a capacity change; ``recency_floor`` (0-1) is the least weight a met
+    cell falls to, so that cells met hours ago still hold the boundary's
+    level against a few fresh ones. ``prune_conflicts`` drops a cell contradicted by a newer
     one under load monotonicity. ``cell_max_age`` (seconds, 0 = never) ignores
     samples older than that altogether. With ``keep_violated`` a violated
     cell's SVM weight does not fade with its age (a met cell's does): the
@@ -76,6 +78,7 @@ class ModelParams:
     solver: str = 'auto'
     min_cells: int = 20
     recency_half_life: float = 300.0
+    recency_floor: float = 0.0
     prune_conflicts: bool = True
     cell_max_age: float = 0.0
     balanced: bool = False
@@ -131,6 +134,8 @@ class ModelParams:
             bad('cell_max_age must be >= 0')
         if not (_finite(self.recency_half_life) and self.recency_half_life >= 0):
             bad('recency_half_life must be >= 0')
+        if not (_finite(self.recency_floor) and 0 <= self.recency_floor <= 1):
+            bad('recency_floor must be in [0, 1]')
         if not isinstance(self.interference_scale, bool):
             bad('interference_scale must be true or false')
         if self.monotone not in MONOTONE:
@@ -188,6 +193,7 @@ class ModelParams:
                       kernel=t.svm_kernel, svm_c=t.svm_c,
                       solver=t.svm_solver, min_cells=t.min_cells,
                       recency_half_life=float(t.recency_half_life),
+                      recency_floor=float(t.recency_floor),
                       prune_conflicts=t.prune_conflicts,
                       cell_max_age=float(t.cell_max_age),
                       interference_scale=t.interference_feature == 'scale')

@@ -347,7 +347,7 @@ class ModelRegistry:
     def _training_set(self, grids: list[grid_mod.CellGrid], now: float):
         p = self.params
         kw = dict(now=now, max_age=p.cell_max_age, half_life=p.recency_half_life,
-                  keep_violated=p.keep_violated,
+                  weight_floor=p.recency_floor, keep_violated=p.keep_violated,
                   prune=p.prune_conflicts)
         if len(grids) == 1:
             return grids[0].labelled(p.slo_threshold_ms, p.confidence, **kw)

@@ -19,6 +19,7 @@ import pytest
 from elastman.capacity import capacity as cap
 from elastman.capacity import features
 from elastman.capacity.grid import CellGrid
+from elastman.capacity.grid import pool
 from elastman.capacity.grid import prune_conflicts
 from elastman.capacity import model
 from elastman.capacity.params import InvalidParams
@@ -60,6 +61,8 @@ def test_params_validation_and_dict_round_trip():
         ModelParams(granularity={'read_rate': -1})
     with pytest.raises(InvalidParams):
         ModelParams.from_dict({'bogus': 1})
+    with pytest.raises(InvalidParams, match='recency_floor'):
+        ModelParams(recency_floor=1.5)
     p = ModelParams(svm_c=2.0, features=('read_rate', 'write_rate'))
     assert ModelParams.from_dict(p.to_dict()) == p
 
@@ -83,6 +86,29 @@ def test_grid_is_sparse_keeps_last_n_and_labels_flip_both_ways():
         g.add([150, 50, 700], v, 2)
     x, y, _ = g.labelled(35, 0.5, prune=False)
     assert y[np.argmin(x[:, 0])] == 1               # violated -> met again
+
+
+def test_old_met_cells_keep_the_recency_floor():
+    """A met cell an hour older than the newest weighs 2^-12 without a
+    floor and the floor with one, in a VM's grid and in a flavour's pool; a
+    violated cell weighs 1 at any age (keep_violated).
+    """
+    one = CellGrid([100, 100, 512], buffer_size=4)
+    old = CellGrid([100, 100, 512], buffer_size=4)
+    new = CellGrid([100, 100, 512], buffer_size=4)
+    for grid in (one, old):
+        grid.add([100, 100, 100], 5, 0)      # met, an hour old
+        grid.add([900, 900, 100], 50, 0)     # violated, as old
+    for grid in (one, new):
+        grid.add([200, 200, 100], 5, 3600)   # met, newest
+    kw = dict(now=3600, half_life=300, prune=False, keep_violated=True)
+    for floor, weight in ((0.0, 2 ** -12), (0.5, 0.5)):
+        _, labels, w = one.labelled(35, 0.5, weight_floor=floor, **kw)
+        assert labels.tolist() == [1, -1, 1]
+        np.testing.assert_allclose(w, [weight, 1.0, 1.0])
+        _, labels, w = pool([old, new], 35, 0.5, weight_floor=floor, **kw)
+        assert labels.tolist() == [1, -1, 1]
+        np.testing.assert_allclose(w, [weight, 1.0, 1.0])
 
 
 def test_grid_round_trip_and_pruning():
