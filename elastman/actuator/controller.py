@@ -34,6 +34,7 @@ from oslo_log import log as logging
 from elastman.actuator import decision as decision_mod
 from elastman.actuator import executor as executor_mod
 from elastman.actuator import guard as guard_mod
+from elastman.actuator import margin
 from elastman.actuator import planning
 from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
@@ -83,6 +84,9 @@ class Controller:
     def __init__(self, conf, store) -> None:
         self.conf = conf
         self.store = store
+        #: per cluster, its violated minutes as the headroom remembers them
+        #: and the newest monitor round read into them
+        self._violations: dict[str, tuple[margin.ViolationMemory, float | None]] = {}
 
     def policy_of(self, cluster: dict) -> policy_mod.ScalingPolicy:
         """The cluster's policy; the SLO it does not set is the one the
@@ -260,6 +264,33 @@ class Controller:
         since = datetime.datetime.fromtimestamp(now - span_s, datetime.timezone.utc)
         return self.store.samples.cluster_workload(cluster_id, since)
 
+    def _adapted(self, cluster_id, policy: policy_mod.ScalingPolicy, now: float
+                 ) -> tuple[policy_mod.ScalingPolicy, float]:
+        """``policy`` with the headroom the cluster's violated minutes ask
+        for (:mod:`elastman.actuator.margin`), and their decayed sum: the
+        rounds of its own SLO metric since the last call are added to what
+        it remembers, so a round is read once (all of the memory after a
+        restart).
+        """
+        if not policy.headroom_per_violation:
+            return policy, 0.0
+        key = str(cluster_id)
+        memory, seen = self._violations.get(key, (None, None))
+        if memory is None or memory.tau_s != max(policy.headroom_memory_s, 1.0):
+            memory, seen = margin.ViolationMemory(policy.headroom_memory_s), None
+        span = margin.memory_s(policy) if seen is None else max(0.0, now - seen)
+        rounds = [(timestamps.epoch(row['ts']), row.get(policy.slo_metric))
+                  for row in self._cluster_rounds(cluster_id, now, span)]
+        for at, minutes in margin.violated_minutes(
+                rounds, policy.slo_threshold_ms,
+                self.conf.monitor.sampling_interval, after=seen):
+            memory.add(at, minutes)
+        if rounds:
+            seen = max(seen or rounds[-1][0], rounds[-1][0])
+        self._violations[key] = (memory, seen)
+        weight = memory.weight(now)
+        return margin.adapted(policy, weight), weight
+
     def _cluster_metric(self, policy: policy_mod.ScalingPolicy, rows: list[dict],
                         now: float) -> dict[Any, float]:
         """The cluster's own SLO metric per fresh monitor round, where the
@@ -304,7 +335,8 @@ class Controller:
                record: bool = True) -> decision_mod.Decision:
         now = time.time() if now is None else now
         cluster_id = cluster['id']
-        policy = self.policy_of(cluster)
+        base = self.policy_of(cluster)
+        policy, violated = self._adapted(cluster_id, base, now)
         nodes = self.store.nodes.list(cluster_id)
         serving = executor_mod.serving_nodes(nodes)
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
@@ -333,7 +365,9 @@ class Controller:
                   'join_s': join_s, 'busy_s': busy_s, 'interference': interference,
                   'guard': assessment.to_dict(),
                   'model_versions': registry.versions() if registry else {},
-                  'policy': policy.to_dict()}
+                  'policy': policy.to_dict(),
+                  'headroom': {'policy': base.headroom, 'used': policy.headroom,
+                               'violated_minutes': round(violated, 3)}}
         measured = self._measured(policy, recent)
         red_step = guard_mod.red_step(
             policy, state, planning.guard_estimates(policy, registry, current, flavors,
@@ -359,6 +393,7 @@ class Controller:
         policy = self.policy_of(cluster)
         if not policy.guard:
             return None
+        policy, _ = self._adapted(cluster_id, policy, now)
         serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         rows = self._cluster_rounds(cluster_id, now, self.conf.actuator.sample_max_age)

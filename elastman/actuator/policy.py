@@ -111,6 +111,15 @@ class ScalingPolicy:
                                   'cap of one VM\'s (w - c)/c term')
     headroom: float = _field(0.25, _number(0, 1, hi_open=True),
                              'plan each VM for (1 - headroom) of its capacity')
+    headroom_per_violation: float = _field(
+        0.0, _number(0, 1),
+        'headroom added by each minute the cluster\'s own SLO metric was '
+        'above the SLO, decaying with its age (0: a fixed headroom)')
+    headroom_memory_s: float = _field(
+        21600.0, _number(60, 7 * 86400),
+        'time constant (s) of that decay')
+    headroom_max: float = _field(0.5, _number(0, 1, hi_open=True),
+                                 'the most the violations raise the headroom to')
     scale_out_count: str = _field('violators', {'enum': list(SCALE_OUT_COUNTS)},
                                   'count a scale-out from the violating VMs only, '
                                   'or from the net sum over the flavour (sum)')

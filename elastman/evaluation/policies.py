@@ -49,6 +49,7 @@ from oslo_log import log as logging
 
 from elastman.actuator import decision as dec
 from elastman.actuator import guard as guard_mod
+from elastman.actuator import margin
 from elastman.actuator import planning
 from elastman.actuator import policy as policy_mod
 from elastman.actuator.policy import MAX_NODES
@@ -265,7 +266,9 @@ class Elastman(Policy):
                  prior: bool = True, interference: str = 'scale') -> None:
         self.predict, self.series, self.prior = predict, series, prior
         self.name = name or ('elastman' if predict else 'elastman-noprediction')
-        self.policy = policy
+        #: the policy as given; ``policy`` is it with the headroom the
+        #: violations ask for this round (:mod:`elastman.actuator.margin`)
+        self.base_policy = self.policy = policy
         self.options = dict(options or {})
         self.params = params or ModelParams(slo_metric='read_p99_ms')
         # a policy document's capacity model parameters (--set model=...)
@@ -285,10 +288,14 @@ class Elastman(Policy):
 
     def start(self, sim):
         super().start(sim)
-        if self.policy is None:
-            self.policy = ScalingPolicy(min_size=MIN_SIZE, max_size=MAX_NODES,
-                                        replication_factor=sim.cfg.hardware.replication_factor,
-                                        slo_threshold_ms=sim.cfg.slo_ms, **self.options)
+        if self.base_policy is None:
+            self.base_policy = ScalingPolicy(
+                min_size=MIN_SIZE, max_size=MAX_NODES,
+                replication_factor=sim.cfg.hardware.replication_factor,
+                slo_threshold_ms=sim.cfg.slo_ms, **self.options)
+        self.policy = self.base_policy
+        # the cluster's violated minutes, as the headroom remembers them
+        self.violations = margin.ViolationMemory(self.policy.headroom_memory_s)
         self.registry = ModelRegistry(self.name, self.params.replace(
             slo_threshold_ms=sim.cfg.slo_ms))
         self.probe_ids: dict[str, list[int]] = {f.name: [] for f in sim.flavors}
@@ -361,6 +368,9 @@ class Elastman(Policy):
         cluster_p99 = (aggregate_p99(sim.obs_p99[sampled], reads)
                        if len(sampled) and reads.sum() > 0 else None)
         self.load_points.append((t, float(reads.sum() + sim.obs_writes[sampled].sum())))
+        for at, minutes in margin.violated_minutes(
+                [(t, cluster_p99)], self.base_policy.slo_threshold_ms, sim.trace.step_s):
+            self.violations.add(at, minutes)
         slots = sim.serving_slots()
         self.rounds.appendleft(guard_mod.Round(t, dict(zip(
             (str(int(k)) for k in sim.ordinal[slots]), sim.obs_p99[slots].tolist())),
@@ -447,6 +457,7 @@ class Elastman(Policy):
 
     def control(self, sim):
         self._pick_probes(sim)
+        self.policy = margin.adapted(self.base_policy, self.violations.weight(sim.t))
         slots = sim.serving_slots()
         if not len(slots):
             return None
@@ -527,7 +538,7 @@ class Elastman(Policy):
         return None
 
     def describe(self) -> str:
-        p = self.policy
+        p = self.base_policy
         extra = ''.join(', %s=%s' % (k, getattr(p, k)) for k in sorted(self.options))
         return ('%s: alpha=%g beta=%g headroom=%g cool-down %.0f s, guard %s '
                 '(band %g of the SLO, %d interval(s), step %g)%s%s%s; capacity '

@@ -14,16 +14,19 @@ from oslo_config import cfg
 import pytest
 
 import elastman.conf.actuator
+import elastman.conf.monitor
 import elastman.conf.trainer
 
 
 @pytest.fixture
 def conf():
-    """A private ConfigOpts with the [actuator] options and the [trainer]
-    SLO the controller falls back on.
+    """A private ConfigOpts with the [actuator] options, the [trainer]
+    SLO the controller falls back on and the [monitor] interval its rounds
+    stand for.
     """
     conf = cfg.ConfigOpts()
     elastman.conf.actuator.register_opts(conf)
+    elastman.conf.monitor.register_opts(conf)
     elastman.conf.trainer.register_opts(conf)
     conf([], default_config_files=[])
     return conf

@@ -10,6 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """The simulated cluster: latency aggregation, lifecycle, lottery."""
+import math
+
 import numpy as np
 import pytest
 
@@ -319,3 +321,33 @@ def test_a_trim_takes_its_vms_from_the_newest_records_of_the_action():
     one.apply(sm.Action(trim=3))
     assert [a.count for a in one.actions] == [2, 0]
     assert one.actions[0].done_at == one.actions[1].done_at
+
+
+def test_the_simulated_service_raises_its_headroom_by_the_violated_minutes():
+    """The simulated elastman remembers the minutes its cluster's p99 was
+    over the SLO as the actuator does (:mod:`elastman.actuator.margin`),
+    and its guard and planning loop use the headroom they ask for.
+    """
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=10)
+    el = pol.Elastman(predict=False, options={
+        'headroom': 0.2, 'headroom_per_violation': 0.01,
+        'headroom_memory_s': 3600.0})
+    el.start(c)
+    for _ in range(3):
+        c.step()
+        el.observe(c)
+    el.control(c)
+    assert el.policy.headroom == 0.2              # the p99 met the SLO
+    # an SLO of 1 ms: every minute from now on violates it
+    el.base_policy = el.base_policy.replace(slo_threshold_ms=1.0)
+    for _ in range(5):
+        c.step()
+        el.observe(c)
+    el.control(c)
+    # five violated minutes, the oldest four minutes old
+    weight = sum(math.exp(-60.0 * k / 3600.0) for k in range(5))
+    assert el.violations.weight(c.t) == pytest.approx(weight)
+    assert el.policy.headroom == pytest.approx(0.2 + 0.01 * weight)
+    assert el.base_policy.headroom == 0.2
+    assert 'headroom=0.2 ' in el.describe()
