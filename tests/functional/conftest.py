@@ -33,14 +33,20 @@ from tests.functional import services
 #: the other nodes and the tests; no test but test_real_capacity (which
 #: turns it off) measures the JIT's peak throughput.
 C1_ONLY = '-XX:TieredStopAtLevel=1'
+#: also added: how often a node gossips its load, 10 s instead of 60 s. A
+#: replacement (replace_address_first_boot) sleeps that long, or the ring
+#: delay if longer, to be sure the node it replaces sends no more gossip;
+#: the tests' dead nodes were killed (and seen DN) before it starts, and
+#: each of test_self_healing's two replacements spent 60 s asleep there.
+BROADCAST_10S = '-Dcassandra.broadcast_interval_ms=10000'
 
 
 @pytest.fixture(scope='session')
 def conf():
     conf = em_config.CONF
     conf([], project='elastman', default_config_files=[])
-    conf.set_override('jvm_options', conf.local_cloud.jvm_options + [C1_ONLY],
-                      'local_cloud')
+    conf.set_override('jvm_options', conf.local_cloud.jvm_options
+                      + [C1_ONLY, BROADCAST_10S], 'local_cloud')
     return conf
 
 
