@@ -21,9 +21,13 @@ cluster, the servers and the node rows agree, every node is UN, every row
 reads back at consistency ALL, and deleting the cluster leaves no process,
 directory or row behind.
 """
+import json
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -50,22 +54,105 @@ SCALE_IN_KILLS = [('planned', 'planned'), ('cleaning', 'cleaning'),
                   ('decommissioning:leaving', 'decommissioning'),
                   ('deleting', 'deleting'), ('deleting:server', 'deleting')]
 
-# one actuator run of one journalled action, in a process of its own that
-# dies (as kill -9 would) when the action reaches the checkpoint argv[3]
-RUN_ACTION = """
-import os, sys, uuid
+# Actuator runs of journalled actions, each in a process of its own: this
+# one imports what a run needs once, then forks a child per line of stdin
+# (cluster id, action id, kill point, config file, output file). The child
+# reads the configuration, opens the store and runs the action as a new
+# actuator process would, and dies (as kill -9 would) when the action
+# reaches the kill point. For each child this process prints its pid, then
+# its exit code. (A new interpreter per run spent 2 s on imports.)
+ACTUATORS = """
+import json, os, sys, traceback, uuid
 from elastman.actuator import executor
 from elastman.common import config
 from elastman.compute import local
 from elastman import store as store_mod
-conf = config.parse_args(sys.argv[:1] + sys.argv[4:])
-store = store_mod.Store.open(conf)
-action = store.actions.get(uuid.UUID(sys.argv[1]), uuid.UUID(sys.argv[2]))
-run = executor.ActionExecutor(conf, store, local.LocalDriver(conf))
-assert sys.argv[3] in executor.CHECKPOINTS, sys.argv[3]
-run.checkpoint_hook = lambda point: point == sys.argv[3] and os._exit(137)
-run.run(action)
+
+
+def run(cluster_id, action_id, point, config_file):
+    conf = config.parse_args(['actuator', '--config-file', config_file])
+    store = store_mod.Store.open(conf)
+    action = store.actions.get(uuid.UUID(cluster_id), uuid.UUID(action_id))
+    run = executor.ActionExecutor(conf, store, local.LocalDriver(conf))
+    assert point in executor.CHECKPOINTS, point
+    run.checkpoint_hook = lambda at: at == point and os._exit(137)
+    run.run(action)
+
+
+for line in sys.stdin:
+    cluster_id, action_id, point, config_file, output = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        code = 0
+        try:
+            run(cluster_id, action_id, point, config_file)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(pid, flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), flush=True)
 """
+RUN_TIMEOUT = 600       # s one run may take
+
+
+class Actuators:
+    """Forks actuator runs, one process each (see ACTUATORS)."""
+
+    def __init__(self, log_dir):
+        self.log_dir = log_dir
+        self.runs = 0
+        self.proc = subprocess.Popen(
+            [sys.executable, '-c', ACTUATORS], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(int(line))
+        self.lines.put(None)
+
+    def _line(self, child=None):
+        try:
+            line = self.lines.get(timeout=RUN_TIMEOUT)
+        except queue.Empty:
+            if child is not None:
+                os.kill(child, signal.SIGKILL)
+            raise TimeoutError('no actuator run ended within %ss'
+                               % RUN_TIMEOUT) from None
+        assert line is not None, ('the forking process died: %s'
+                                  % self.proc.wait(10))
+        return line
+
+    def run(self, cluster, action, point, config):
+        """Run ``action`` in a new process that dies at ``point``; its exit
+        code and output.
+        """
+        self.runs += 1
+        output = os.path.join(self.log_dir, 'run-%s-%d-%s.log' % (
+            str(action['id'])[:8], self.runs, point.replace(':', '-')))
+        self.proc.stdin.write(json.dumps([
+            str(cluster['id']), str(action['id']), point, config,
+            output]) + '\n')
+        self.proc.stdin.flush()
+        code = self._line(child=self._line())
+        with open(output) as f:
+            return code, f.read()
+
+    def close(self):
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 @pytest.fixture
@@ -93,15 +180,16 @@ def kill_at_each_point(store, cluster, action, kills, config):
     """Run the action once per kill point in a new process that dies there;
     each one resumes from the step the previous one journalled.
     """
-    for point, journalled in kills:
-        run = subprocess.run(
-            [sys.executable, '-c', RUN_ACTION, str(cluster['id']),
-             str(action['id']), point, '--config-file', config],
-            capture_output=True, text=True, timeout=600)
-        journal = store.actions.get(cluster['id'], action['id'])
-        assert run.returncode == 137, (point, journal['reason'],
-                                       run.stderr[-3000:])
-        assert (journal['step'], journal['state']) == (journalled, 'RUNNING')
+    actuators = Actuators(os.path.dirname(config))
+    try:
+        for point, journalled in kills:
+            code, output = actuators.run(cluster, action, point, config)
+            journal = store.actions.get(cluster['id'], action['id'])
+            assert code == 137, (point, journal['reason'], output[-3000:])
+            assert (journal['step'], journal['state']) == (journalled,
+                                                           'RUNNING')
+    finally:
+        actuators.close()
     return journal
 
 
