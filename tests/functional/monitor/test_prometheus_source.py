@@ -50,6 +50,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 RULES = os.path.join(REPO, 'etc', 'elastman', 'jmx-exporter-cassandra.yaml')
 EXPORTER_PORT = 9404
+RING_DELAY = '-Dcassandra.ring_delay_ms=5000'
 INTERVAL = 20
 WARMUP = 40
 ROUNDS = 2
@@ -84,8 +85,10 @@ def exported_node(conf):
         extra_yaml={'read_thresholds_enabled': True,
                     'coordinator_read_size_warn_threshold': '512MiB',
                     'local_read_size_warn_threshold': '512MiB'},
-        jvm_opts=('-javaagent:%s=%s:%d:%s' % (jar, address, EXPORTER_PORT,
-                                              RULES),)))
+        # the local servers' ring delay: a lone seed waits through it
+        # before it picks its tokens (Cassandra's 30 s took half the setup)
+        jvm_opts=(RING_DELAY, '-javaagent:%s=%s:%d:%s' % (
+            jar, address, EXPORTER_PORT, RULES))))
     port = services.free_port()
     with open(os.path.join(base, 'prometheus.yml'), 'w') as f:
         f.write('global:\n  scrape_interval: 2s\nscrape_configs:\n'
