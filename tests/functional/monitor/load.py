@@ -31,6 +31,12 @@ import time
 from cassandra import cluster as cql_cluster
 from cassandra import concurrent
 from cassandra import policies
+from cassandra import query
+
+#: bytes of values one setup batch holds at most: an unlogged batch of one
+#: partition is one mutation, and this stays below Cassandra's batch size
+#: warning (5 KiB)
+SETUP_BATCH_BYTES = 4096
 
 
 class _Load:
@@ -59,10 +65,7 @@ class _Load:
              'SELECT v FROM %s.kv WHERE k = ?') % keyspace)
         self.value = os.urandom(value_size)
         self.keys = keys
-        concurrent.execute_concurrent_with_args(
-            self.session, self.write,
-            [(k, c, self.value) for k in range(keys) for c in range(rows)],
-            concurrency=32, raise_on_first_error=True)
+        self._populate()
         self.rates = (reads_per_s, writes_per_s)
         self._rates_changed = threading.Event()
         self.lock = threading.Lock()
@@ -70,6 +73,30 @@ class _Load:
         self.errors = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+
+    def _populate(self) -> None:
+        """Write every row the reads will find: one insert per row, or for
+        partitions of several rows, unlogged batches of rows of one
+        partition (100,000 single inserts kept the Python client busy for
+        most of a minute).
+        """
+        if self.rows == 1:
+            concurrent.execute_concurrent_with_args(
+                self.session, self.write,
+                [(k, 0, self.value) for k in range(self.keys)],
+                concurrency=32, raise_on_first_error=True)
+            return
+        per_batch = max(1, SETUP_BATCH_BYTES // (len(self.value) + 64))
+        batches = []
+        for k in range(self.keys):
+            for first in range(0, self.rows, per_batch):
+                batch = query.BatchStatement(
+                    batch_type=query.BatchType.UNLOGGED)
+                for c in range(first, min(self.rows, first + per_batch)):
+                    batch.add(self.write, (k, c, self.value))
+                batches.append((batch, ()))
+        concurrent.execute_concurrent(self.session, batches, concurrency=16,
+                                      raise_on_first_error=True)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, daemon=True)
