@@ -109,7 +109,7 @@ class ScalingPolicy:
                          'VMs\' worth of spare capacity kept per flavour on scale-in')
     max_vm_excess: float = _field(4.0, _number(0, 1000, lo_open=True),
                                   'cap of one VM\'s (w - c)/c term')
-    headroom: float = _field(0.25, _number(0, 1, hi_open=True),
+    headroom: float = _field(0.30, _number(0, 1, hi_open=True),
                              'plan each VM for (1 - headroom) of its capacity')
     headroom_per_violation: float = _field(
         0.0, _number(0, 1),

@@ -62,15 +62,15 @@ def test_osc_noauth(noauth_api, store):
     assert policy['max_size'] == 6 and policy['dry_run'] is True
     # any field, checked by the API: a bad value is refused and loses nothing
     policy = _osc(*base, 'elastman', 'policy', 'set', 'n1', '--set',
-                  'headroom=0.3', '--set', 'guard=false', '-f', 'json')
-    assert policy['headroom'] == 0.3 and policy['guard'] is False
+                  'headroom=0.35', '--set', 'guard=false', '-f', 'json')
+    assert policy['headroom'] == 0.35 and policy['guard'] is False
     assert policy['max_size'] == 6
     bad = subprocess.run(['openstack', *base, 'elastman', 'policy', 'set',
                           'n1', '--set', 'headroom=2'], capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode != 0 and 'headroom' in bad.stderr, bad.stderr
     shown = _osc(*base, 'elastman', 'policy', 'show', 'n1', '-f', 'json')
-    assert shown['headroom'] == 0.3
+    assert shown['headroom'] == 0.35
 
     _record(store, created['id'])
     table = _osc(*base, 'elastman', 'decision', 'list', 'n1', raw=True)

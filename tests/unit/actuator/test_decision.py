@@ -356,7 +356,7 @@ def test_defaults_and_the_paper_rule():
     p = ScalingPolicy()
     assert (p.headroom, p.scale_out_count, p.violation_at, p.beyond_lower,
             p.extrapolation, p.max_scale_in_fraction, p.explore, p.guard) == (
-        0.25, 'violators', 'capacity', 'uncertain', 'lower', 0.1, 0.0, True)
+        0.30, 'violators', 'capacity', 'uncertain', 'lower', 0.1, 0.0, True)
     p = ScalingPolicy(**PAPER_RULE)
     assert (p.headroom, p.scale_out_count, p.violation_at, p.extrapolation,
             p.max_scale_in_fraction, p.guard) == (0.0, 'sum', 'target', 'trust', 1.0, False)

@@ -59,7 +59,7 @@ def test_held_static_keeps_the_phases_and_pins_the_size():
 
 def test_new_clusters_get_the_recommended_decision_options():
     policy = live_scenario.parse_scenario(_doc()).scaling_policy()
-    assert policy['headroom'] == 0.25
+    assert policy['headroom'] == 0.30
     assert policy['scale_out_count'] == 'violators'
     assert policy['violation_at'] == 'capacity'
     assert policy['extrapolation'] == 'lower'
