@@ -286,7 +286,7 @@ class Controller:
                 self.conf.monitor.sampling_interval, after=seen):
             memory.add(at, minutes)
         if rounds:
-            seen = max(seen or rounds[-1][0], rounds[-1][0])
+            seen = rounds[-1][0] if seen is None else max(seen, rounds[-1][0])
         self._violations[key] = (memory, seen)
         weight = memory.weight(now)
         return margin.adapted(policy, weight), weight
