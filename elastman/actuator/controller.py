@@ -276,7 +276,7 @@ class Controller:
             return policy, 0.0
         key = str(cluster_id)
         memory, seen = self._violations.get(key, (None, None))
-        if memory is None or memory.tau_s != max(policy.headroom_memory_s, 1.0):
+        if memory is None or memory.tau_s != policy.headroom_memory_s:
             memory, seen = margin.ViolationMemory(policy.headroom_memory_s), None
         span = margin.memory_s(policy) if seen is None else max(0.0, now - seen)
         rounds = [(timestamps.epoch(row['ts']), row.get(policy.slo_metric))

@@ -41,12 +41,12 @@ def violated_minutes(rounds: Iterable[tuple[float, float | None]], slo_ms: float
     ``slo_ms``; ``rounds`` are ``(at, metric)``, oldest first, the metric
     ``None`` where the round has none. A round stands for the time since
     the one before it, at most ``interval_s`` (the first: ``interval_s``);
-    rounds at or before ``after`` only set that time.
+    rounds at or before ``after`` were read before: skipped, the first
+    round after them stands for the time since ``after``.
     """
     out, last = [], after
     for at, metric in rounds:
         if after is not None and at <= after:
-            last = at if last is None else max(last, at)
             continue
         span = interval_s if last is None else min(interval_s, max(0.0, at - last))
         last = at
@@ -62,7 +62,7 @@ class ViolationMemory:
     """
 
     def __init__(self, tau_s: float) -> None:
-        self.tau_s = max(float(tau_s), 1.0)
+        self.tau_s = float(tau_s)
         self.at: float | None = None
         self.total = 0.0
 

@@ -27,7 +27,7 @@ def test_a_round_above_the_slo_counts_the_time_since_the_one_before():
         (0.0, 1.0), (60.0, 0.5), (300.0, 1.0)]
 
 
-def test_rounds_already_read_only_set_the_time():
+def test_rounds_already_read_are_skipped():
     rounds = [(0.0, 40.0), (60.0, 40.0), (90.0, 40.0)]
     assert margin.violated_minutes(rounds, 35.0, 60.0, after=60.0) == [(90.0, 0.5)]
 
