@@ -125,6 +125,8 @@ def main(argv: List[str] = None) -> int:
     ap.add_argument('--eta', type=float, default=None)
     ap.add_argument('--relative-eta', type=float, default=None,
                     help='default [predictor]relative_eta')
+    ap.add_argument('--switch-discount', type=float, default=None,
+                    help='default [predictor]switch_discount')
     ap.add_argument('--quantile-gamma', type=float, default=None,
                     help='step of the upper bound\'s level adaptation '
                     '(default [predictor]quantile_gamma)')

@@ -51,14 +51,16 @@ predictor_opts = [
     cfg.StrOpt(
         'selection',
         default='hedge',
-        choices=['majority', 'average', 'mean', 'median', 'select', 'hedge'],
+        choices=['majority', 'average', 'mean', 'median', 'select', 'hedge',
+                 'switch'],
         help='How the ensemble combines its forecasters: "majority" returns '
         'the forecast of the forecaster with the highest weight '
         '(OnlineElastMan\'s weighted majority), "average" the '
         'weight-averaged forecast; "mean" and "median" those of all '
         'forecasters; "select" follows, per lead, the forecaster or '
         'combination with the lowest recent error; "hedge" weights them by '
-        'exp(-eta x recent error).',
+        'exp(-eta x recent error); "switch" follows, per lead, hedge or the '
+        'forecaster or combination with the lowest long-run error.',
     ),
     cfg.FloatOpt(
         'discount',
@@ -84,6 +86,15 @@ predictor_opts = [
         'the best\'s: weights exp(-relative_eta x (error - best) / best), '
         'which do not depend on how large the errors of a series are. It '
         'replaces eta; 0 keeps eta.',
+    ),
+    cfg.FloatOpt(
+        'switch_discount',
+        default=0.99,
+        min=0.01,
+        max=1.0,
+        help='"switch": factor applied at each new point to the long-run '
+        'errors by which it chooses between hedge and each single '
+        'forecaster (a memory of about 1 / (1 - switch_discount) points).',
     ),
     cfg.FloatOpt(
         'tolerance',

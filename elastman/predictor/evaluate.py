@@ -460,6 +460,10 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help='hedge: learning rate on the excess over the best candidate\'s '
         'error, relative to it (default [predictor]relative_eta)')
     parser.add_argument(
+        '--switch-discount', type=float, default=None,
+        help='switch: discount of the long-run errors (default '
+             '[predictor]switch_discount)')
+    parser.add_argument(
         '--quantile', type=float, default=None,
         help='level of the upper bound (default [predictor]quantile)')
     parser.add_argument(
@@ -496,7 +500,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 #: The combination options a command line may set over [predictor]'s.
-COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta')
+COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta', 'switch_discount')
 
 
 def combination_options(group: Any, args: Any) -> dict:

@@ -208,3 +208,55 @@ def test_unknown_rule_and_bad_options():
         cb.make('hedge', ['a'], scope='everywhere')
     with pytest.raises(ValueError, match='scope'):
         cb.make('select', ['a'], point_scope='everywhere')
+
+
+def test_switch_answers_with_hedge_until_a_forecaster_is_better_for_long():
+    # 'good' is 0.2% off a flat series, 'bad' 0.4%: hedge (eta 20) mixes
+    # them about evenly, so its error stays near 0.3%; switch starts with
+    # hedge and then answers with 'good' alone
+    def paths_of(t):
+        return {'good': [100.2, 100.2], 'bad': [100.4, 100.4]}
+
+    hedge = _feed('hedge', paths_of, [100.0] * 200)
+    out = _feed('switch', paths_of, [100.0] * 200, switch_discount=0.99)
+    assert out[0].values.tolist() == pytest.approx(hedge[0].values.tolist())
+    assert out[0].chosen == hedge[0].chosen
+    assert hedge[-1].values[0] > 100.25
+    last = out[-1]
+    assert last.values.tolist() == pytest.approx([100.2, 100.2])
+    assert last.peak.tolist() == pytest.approx([100.2, 100.2])
+    assert last.chosen == 'good' and last.weights['good'] == 1.0
+
+
+def test_switch_keeps_hedge_where_hedge_is_the_better():
+    # the best forecaster changes every 20 points: hedge follows within a
+    # few points, every single forecaster is wrong half of the time
+    def paths_of(t):
+        return {'a': [100.0], 'b': [150.0]}
+
+    actual = ([100.0] * 20 + [150.0] * 20) * 8
+    out = _feed('switch', paths_of, actual, switch_discount=0.99)
+    errors = [abs(c.values[0] - y) / y for c, y in zip(out, actual)]
+    single = np.mean([abs(100.0 - y) / y for y in actual])
+    assert np.mean(errors[60:]) < 0.5 * single
+
+
+def test_switch_state_round_trip():
+    comb = ens.Combiner(['a', 'b'], cb.make('switch', ['a', 'b']))
+    for t in range(10):
+        comb.observe([100.0])
+        comb.answer({'a': np.array([100.0, 101.0]),
+                     'b': np.array([90.0, 95.0])}, 2, 100.0)
+    data = json.loads(json.dumps(comb.to_dict()))
+    again = ens.Combiner(['a', 'b'], cb.make('switch', ['a', 'b']))
+    again.load(data)
+    assert again.combination.point.loss.size > 0
+    assert np.allclose(again.combination.point.loss,
+                       comb.combination.point.loss, atol=1e-4)
+    assert np.allclose(again.combination.inner.peak_all.loss,
+                       comb.combination.inner.peak_all.loss, atol=1e-4)
+    other = ens.Combiner(['a', 'c'], cb.make('switch', ['a', 'c']))
+    other.load(data)
+    assert other.combination.point.loss.size == 0
+    with pytest.raises(ValueError, match='switch_discount'):
+        cb.make('switch', ['a'], switch_discount=0.0)

@@ -88,3 +88,14 @@ def test_forecast_peak_follows_a_step_down(horizon, seed):
         if t > drop:
             peaks.append(forecast.peak[-1])
     assert min(peaks[:16]) < 1.5 * 270, peaks
+
+
+def test_switch_peak_follows_a_step_down():
+    # the long-run errors of the 24-step peak learn of the fall only 24
+    # rounds after it; the recent pooled errors hand the peak back to hedge
+    y = _ramp_then_drop(1)
+    drop = y.size - 21
+    ensemble = ens.Ensemble(horizon=24, mode='switch')
+    peaks = [ensemble.predict('reads', list(y[:t])).peak[-1]
+             for t in range(3, y.size + 1)]
+    assert min(peaks[drop - 2:][:16]) < 1.5 * 270, peaks
