@@ -517,10 +517,10 @@ class Select(Combination):
         # a point is no higher than the peak of the steps up to it
         values = np.fmin(values, peak)
         return Combined(values, peak, chosen,
-                        self._forecaster_weights(last, paths))
+                        self.forecaster_weights(last, paths))
 
-    def _forecaster_weights(self, w: np.ndarray, paths: np.ndarray
-                            ) -> Dict[str, float]:
+    def forecaster_weights(self, w: np.ndarray, paths: np.ndarray
+                           ) -> Dict[str, float]:
         """Weight of each forecaster in the horizon's peak (the mean's and
         the median's shares spread over the forecasters that answered).
         """
@@ -614,8 +614,8 @@ class _MeanLosses:
 
     def at(self, leads: int) -> np.ndarray:
         """Mean loss per candidate and lead for ``leads`` leads: infinite
-        for a candidate with less than half the evidence of the best
-        documented one (a forecaster that started late is not judged on
+        for a candidate with less than half the evidence of the one with
+        the most (a forecaster that started late is not judged on
         a few lucky rounds); a lead never scored borrows the longest
         scored one; all zero before any scoring.
         """
@@ -731,7 +731,7 @@ class Switch(Combination):
             w = np.zeros(len(self.candidates) - 1)
             w[last - 1] = 1.0
             chosen = self.candidates[last]
-            weights = self.inner._forecaster_weights(w, paths)
+            weights = self.inner.forecaster_weights(w, paths)
         return Combined(values, peak, chosen, weights)
 
     @staticmethod
