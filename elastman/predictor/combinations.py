@@ -351,6 +351,18 @@ class Median(Mean):
     reduce = staticmethod(np.median)
 
 
+def _borrow_unscored(table: np.ndarray, scored: np.ndarray) -> np.ndarray:
+    """``table`` (candidates x leads) with each column not ``scored`` taken
+    from the next scored lead, or the last scored one beyond it.
+    """
+    idx = np.flatnonzero(scored)
+    if idx.size:
+        for k in np.flatnonzero(~scored):
+            later = idx[idx >= k]
+            table[:, k] = table[:, later[0] if later.size else idx[-1]]
+    return table
+
+
 class _LeadLosses:
     """Discounted errors of each candidate at each lead."""
 
@@ -382,15 +394,8 @@ class _LeadLosses:
         scored borrows the longest scored one.
         """
         self._grow(leads)
-        scored = np.flatnonzero(self.count[:leads] > 0)
-        out = self.loss[:, :leads].copy()
-        if scored.size:
-            last = scored[-1]
-            for k in range(leads):
-                if self.count[k] <= 0:
-                    out[:, k] = self.loss[:, last if k > last else
-                                          scored[scored >= k][0]]
-        return out
+        return _borrow_unscored(self.loss[:, :leads].copy(),
+                                self.count[:leads] > 0)
 
     def to_dict(self) -> Dict[str, Any]:
         return {'loss': np.round(self.loss, 5).tolist(),
@@ -489,10 +494,12 @@ class Select(Combination):
             return pooled.at(steps)
         return lead.at(steps) + pooled.at(steps)
 
-    def _pick(self, cands: np.ndarray, loss: np.ndarray) -> np.ndarray:
-        """Per lead, the index of the candidate to use."""
-        ok = np.isfinite(cands)
-        masked = np.where(ok, loss, np.inf)
+    @staticmethod
+    def _pick(cands: np.ndarray, loss: np.ndarray) -> np.ndarray:
+        """Per lead, the candidate with the lowest loss among those that
+        answered (the first on a tie).
+        """
+        masked = np.where(np.isfinite(cands), loss, np.inf)
         return np.argmin(masked, axis=0)
 
     def _mix(self, cands: np.ndarray, loss: np.ndarray
@@ -624,14 +631,10 @@ class _MeanLosses:
         enough = w >= 0.5 * w.max(axis=0, keepdims=True)
         mean = np.where(enough & (w > 0),
                         self.loss[:, :leads] / np.maximum(w, 1e-12), np.inf)
-        scored = np.flatnonzero(w.max(axis=0) > 0)
-        if not scored.size:
+        scored = w.max(axis=0) > 0
+        if not scored.any():
             return np.zeros_like(mean)
-        for k in range(leads):
-            if k not in scored:
-                later = scored[scored >= k]
-                mean[:, k] = mean[:, later[0] if later.size else scored[-1]]
-        return mean
+        return _borrow_unscored(mean, scored)
 
     def to_dict(self) -> Dict[str, Any]:
         return {'loss': np.round(self.loss, 6).tolist(),
@@ -718,8 +721,10 @@ class Switch(Combination):
         self._pending.insert(0, [0, pc.astype(np.float32),
                                  kc.astype(np.float32)])
         cols = np.arange(steps)
-        point_pick = self._pick(pc, self.point.at(steps))
-        peak_pick = self._pick(kc, self.peak.at(steps))
+        # Hedge is candidate 0, so it wins a tie (and every lead before
+        # any scoring)
+        point_pick = Select._pick(pc, self.point.at(steps))
+        peak_pick = Select._pick(kc, self.peak.at(steps))
         recent = self.recent.at(1)[:, 0]
         peak_pick[recent[peak_pick] > recent[0]] = 0
         peak = np.fmax.accumulate(kc[peak_pick, cols])
@@ -733,12 +738,6 @@ class Switch(Combination):
             chosen = self.candidates[last]
             weights = self.inner.forecaster_weights(w, paths)
         return Combined(values, peak, chosen, weights)
-
-    @staticmethod
-    def _pick(cands: np.ndarray, loss: np.ndarray) -> np.ndarray:
-        """Per lead, the candidate with the lowest loss (Hedge on a tie)."""
-        masked = np.where(np.isfinite(cands), loss, np.inf)
-        return np.argmin(masked, axis=0)
 
     def to_dict(self) -> Dict[str, Any]:
         return {'candidates': self.candidates, 'inner': self.inner.to_dict(),

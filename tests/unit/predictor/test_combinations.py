@@ -163,13 +163,18 @@ def test_mean_and_median_of_those_that_answered():
     assert mean.combine(np.array([[1.0], [3.0]])).values.tolist() == [2.0]
 
 
-def test_state_round_trip_and_a_changed_pool():
-    comb = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b']))
+def _trained(rule):
+    """A combiner of two forecasters after ten rounds, and its JSON state."""
+    comb = ens.Combiner(['a', 'b'], cb.make(rule, ['a', 'b']))
     for t in range(10):
         comb.observe([100.0])
         comb.answer({'a': np.array([100.0, 101.0]),
                      'b': np.array([90.0, 95.0])}, 2, 100.0)
-    data = json.loads(json.dumps(comb.to_dict()))
+    return comb, json.loads(json.dumps(comb.to_dict()))
+
+
+def test_state_round_trip_and_a_changed_pool():
+    comb, data = _trained('select')
     again = ens.Combiner(['a', 'b'], cb.make('select', ['a', 'b']))
     again.load(data)
     assert again.combination.point.loss.size > 0
@@ -242,12 +247,7 @@ def test_switch_keeps_hedge_where_hedge_is_the_better():
 
 
 def test_switch_state_round_trip():
-    comb = ens.Combiner(['a', 'b'], cb.make('switch', ['a', 'b']))
-    for t in range(10):
-        comb.observe([100.0])
-        comb.answer({'a': np.array([100.0, 101.0]),
-                     'b': np.array([90.0, 95.0])}, 2, 100.0)
-    data = json.loads(json.dumps(comb.to_dict()))
+    comb, data = _trained('switch')
     again = ens.Combiner(['a', 'b'], cb.make('switch', ['a', 'b']))
     again.load(data)
     assert again.combination.point.loss.size > 0
