@@ -105,7 +105,7 @@ def mgr(conf, monkeypatch):
         if target.address == '10.0.0.2':
             raise ConnectionError('refused')        # down
         if target.address == '10.0.0.3':
-            release.wait(10)                        # hangs
+            release.wait(60)                        # hangs
 
     def read(target):
         counts['a'] += 100
@@ -123,7 +123,9 @@ def mgr(conf, monkeypatch):
 def test_down_and_hung_nodes_do_not_stall_others(mgr):
     start = time.monotonic()
     first = {s['node_id']: s for s in mgr.sample_all()}
-    assert time.monotonic() - start < 3.0
+    # a round that waited for the hung node would take its 60 s; the bound
+    # is loose so that a loaded machine does not fail it
+    assert time.monotonic() - start < 30.0
     assert first['a']['up'] and not first['b']['up'] and not first['c']['up']
     second = {s['node_id']: s for s in mgr.sample_all()}
     assert second['a']['reads_per_s'] > 0
