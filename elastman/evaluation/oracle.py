@@ -42,6 +42,16 @@ With that test the oracle:
   cleanup: a cluster at the very edge could not take its next VM without a
   burst of others.
 
+``foresee_interference=False`` makes a weaker planner, the bound an online
+controller could reach at best: it still knows the load's whole future, every
+VM's capacity factor and join time, but an interference episode only once it
+has begun (then with its true end, which flatters it). It cannot replace a VM
+ahead of an episode; what protects it is ``interference_margin`` ``m``: a
+minute is safe only if it stays so when any one VM loses ``m`` of its
+capacity at once (an episode drops 20-40%, ``SimConfig.interference_drop``).
+Swept over ``m``, its frontier says what an online controller pays for
+interference it cannot see coming, with every other uncertainty removed.
+
 When to scale out has two answers, and which costs less depends on the trace:
 when a minute would break, or already when a join's cleanup would break it
 (``room_to_grow``: fewer bursts on long rises, more VMs held on noisy plateaus).
@@ -86,10 +96,16 @@ class Planner:
     """
 
     def __init__(self, sim: SimCluster, z: float = 3.0, spike: float = 4.0,
-                 min_size: int = 3, room_to_grow: bool = False) -> None:
+                 min_size: int = 3, room_to_grow: bool = False,
+                 foresee_interference: bool = True,
+                 interference_margin: float = 0.0) -> None:
         cfg, hw, trace = sim.cfg, sim.cfg.hardware, sim.trace
         self.sim, self.cfg, self.z, self.min_size = sim, cfg, z, min_size
         self.room_to_grow = room_to_grow
+        self.foresee = foresee_interference
+        if not 0.0 <= interference_margin < 1.0:
+            raise ValueError('interference_margin must be in [0, 1)')
+        self.margin = float(interference_margin)
         self.x = trace.reads / hw.read_cap + trace.writes * hw.replication_factor / hw.write_cap
         self.s = trace.size / hw.size_cap
         self.step_s = trace.step_s
@@ -131,13 +147,19 @@ class Planner:
         return self._props_cache[k0:k0 + n]
 
     def interference(self, ordinals: np.ndarray, times: np.ndarray) -> np.ndarray:
-        """Capacity factor left by interference, per ordinal and time."""
+        """Capacity factor left by interference, per ordinal and time, as
+        far as the planner knows it (without foresight, only the episodes
+        begun by now).
+        """
         out = np.zeros((len(ordinals), len(times)))
         if not len(ordinals):
             return out + 1.0
         self._episodes_upto(int(ordinals.max()))
         start, end = self._ep[:, 0], self._ep[:, 1]
-        near = np.flatnonzero((start <= times[-1]) & (end > times[0])
+        known = start <= times[-1]
+        if not self.foresee:
+            known &= start <= self.sim.t
+        near = np.flatnonzero(known & (end > times[0])
                               & np.isin(self._ep_ord, ordinals))
         if near.size:
             # the row of each episode's VM (ordinals are distinct), and the
@@ -193,7 +215,26 @@ class Planner:
         u = (x * share + s * self._size_spike) / f
         d = np.maximum(1.0 - rho * u, (1.0 - rho) / 50.0) * (_LN01 / (1.0 - rho))
         jump = share * np.exp(d * self._lat_spike) - part
-        return ok & (mean + jump.max(axis=0, initial=0.0) <= 0.01)
+        ok &= mean + jump.max(axis=0, initial=0.0) <= 0.01
+        if self.margin:
+            ok &= mean + self._drop_jump(share, x, s, f, part).max(axis=0, initial=0.0) <= 0.01
+        return ok
+
+    def _drop_jump(self, share, x, s, f, part) -> np.ndarray:
+        """Per VM and minute: how much the share of slow reads grows if that
+        VM alone loses ``interference_margin`` of its capacity (its mean tail
+        over the same noise quadrature as :meth:`tail`).
+        """
+        rho = self.cfg.rho
+        load = x * share
+        f_hit = f * (1.0 - self.margin)
+        m1 = np.zeros_like(share)
+        for i, sq in enumerate(self._size_q):
+            u = (load + s * sq) / f_hit
+            d = np.maximum(1.0 - rho * u, (1.0 - rho) / 50.0) * (_LN01 / (1.0 - rho))
+            for j, lq in enumerate(self._lat_q):
+                m1 += self._w_q[i, j] * np.exp(d * lq)
+        return share * m1 - part
 
     # -- the plan -------------------------------------------------------------
 

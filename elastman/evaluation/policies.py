@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 from oslo_log import log as logging
@@ -70,7 +70,9 @@ from elastman.evaluation.simulator import SERVING
 from elastman.evaluation.simulator import SimCluster
 from elastman.evaluation.simulator import SimConfig
 from elastman.evaluation import traces as tr
+from elastman.predictor.ensemble import DEFAULT_MODE
 from elastman.predictor.ensemble import Ensemble
+from elastman.predictor.ensemble import MODES as ENSEMBLE_MODES
 from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
@@ -283,6 +285,8 @@ class Elastman(Policy):
             self.params = self.params.replace(interference_scale=False)
         self.probes = probes
         self.ensemble_kwargs = dict(refit_interval=30, seasonal_periods=(288,))
+        # the predictor's options (--set predictor=...), as [predictor] has them
+        self.ensemble_kwargs.update(ensemble_options(self.options.pop('predictor', {})))
         self.ensemble_kwargs.update(ensemble or {})
         self.decisions: collections.Counter = collections.Counter()
 
@@ -546,7 +550,8 @@ class Elastman(Policy):
                 % (self.name, p.alpha, p.beta, p.headroom, p.cooldown_s,
                    'on' if p.guard else 'off', p.guard_warning, p.guard_intervals,
                    p.guard_step, extra, ', prior' if self.prior else '',
-                   ', forecast' if self.predict else '', self.params.monotone))
+                   ', forecast (%s)' % self.ensemble_kwargs.get('mode', DEFAULT_MODE)
+                   if self.predict else '', self.params.monotone))
 
 
 def _prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> Elastman:
@@ -587,8 +592,76 @@ class Oracle(Policy):
                    self.chosen['room_to_grow'] else 'scales out when a minute would break'))
 
 
+class LoadOracle(Oracle):
+    """The oracle without foresight of interference: it knows the load's
+    whole future, every VM's capacity and join time, but an interference
+    episode only once it has begun, and keeps the cluster safe against any
+    one VM losing ``interference_margin`` of its capacity
+    (:class:`oracle.Planner` with ``foresee_interference=False``). An online
+    controller knows less; its frontier over the margin is what interference
+    costs a controller that cannot see it coming.
+    """
+
+    name = 'load-oracle'
+    knob = 'interference_margin'
+    sweep = (0.0, 0.1, 0.2, 0.3, 0.4)
+
+    def __init__(self, interference_margin: float = 0.3) -> None:
+        self.interference_margin = float(interference_margin)
+
+    def knob_value(self) -> float | None:
+        return self.interference_margin
+
+    def set_knob(self, value: float) -> None:
+        self.interference_margin = float(value)
+
+    def start(self, sim):
+        Policy.start(self, sim)
+        initial = self.initial_size(sim.trace, sim.cfg, sim.flavors)
+        self.chosen, self.plan = oracle_mod.best_plan(
+            sim, initial, self.name, min_size=MIN_SIZE, z=self.z,
+            foresee_interference=False, interference_margin=self.interference_margin)
+
+    def describe(self) -> str:
+        return ('load-oracle: future trace, capacities and joins; interference only '
+                'once begun, any one VM may lose %g of its capacity; the tail over the '
+                'SLO under 1%% with %g standard deviations; %s'
+                % (self.interference_margin, self.z, 'scales out while a join still fits'
+                   if self.chosen['room_to_grow'] else 'scales out when a minute would break'))
+
+
 #: ScalingPolicy fields the simulator sets from its own configuration.
 SIMULATOR_FIELDS = ('min_size', 'max_size', 'replication_factor', 'slo_threshold_ms')
+
+
+#: ``[predictor]`` options the simulator's forecasts take (``--set
+#: predictor={...}``): the ensemble's own, and the combination's
+PREDICTOR_OPTIONS = {'selection': 'mode', 'tolerance': 'tolerance',
+                     'penalty': 'penalty', 'weight_floor': 'weight_floor',
+                     'quantile': 'quantile', 'quantile_gamma': 'quantile_gamma'}
+COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta', 'switch_discount')
+
+
+def ensemble_options(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`Ensemble` arguments of ``[predictor]`` options given by
+    their option names. Raises ValueError naming an unknown one.
+    """
+    out: dict[str, Any] = {}
+    combination = {}
+    for name, value in doc.items():
+        if name == 'selection' and value not in ENSEMBLE_MODES:
+            raise ValueError('--set predictor: selection %r is not one of %s'
+                             % (value, ', '.join(ENSEMBLE_MODES)))
+        if name in PREDICTOR_OPTIONS:
+            out[PREDICTOR_OPTIONS[name]] = value
+        elif name in COMBINATION_OPTIONS:
+            combination[name] = value
+        else:
+            raise ValueError('--set predictor: unknown option %r (one of %s)' % (
+                name, ', '.join(sorted(set(PREDICTOR_OPTIONS) | set(COMBINATION_OPTIONS)))))
+    if combination:
+        out['combination_options'] = combination
+    return out
 
 
 def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
@@ -598,6 +671,7 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
     """
     out = assignments.parse(specs)
     model = out.pop('model', None)
+    predictor = out.pop('predictor', None)
     names = policy_mod.field_names()
     for name in out:
         if name not in names:
@@ -620,6 +694,19 @@ def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
             raise ValueError('--set model: %s (a JSON object of capacity '
                              'model parameters)' % exc) from None
         out['model'] = dict(model)
+    if predictor is not None:
+        # the [predictor] options of the simulated forecasts, checked as the
+        # predictor worker checks them when it starts
+        if not isinstance(predictor, dict):
+            raise ValueError('--set predictor: not an object (a JSON object of '
+                             '[predictor] options)')
+        try:
+            Ensemble(**ensemble_options(predictor))
+        except (ValueError, TypeError) as exc:
+            msg = str(exc)
+            raise ValueError(msg if msg.startswith('--set') else
+                             '--set predictor: %s' % msg) from None
+        out['predictor'] = dict(predictor)
     return out
 
 
@@ -667,7 +754,7 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         # the same with no headroom: the bound's level is the margin
         'elastman-quantile-level': lambda: QuantileLevel(**dict(
             elastman_kwargs, name='elastman-quantile-level')),
-        'oracle': Oracle}
+        'oracle': Oracle, 'load-oracle': LoadOracle}
     names = list(names or ALL)
     unknown = set(names) - set(factories)
     if unknown:
@@ -675,7 +762,7 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
     return [factories[n]() for n in names]
 
 
-#: The default report; ``elastman-paper``, ``elastman-quantile``,
+#: The default report; ``load-oracle``, ``elastman-paper``, ``elastman-quantile``,
 #: ``elastman-quantile-level``, ``elastman-nointerference``,
 #: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

@@ -81,6 +81,60 @@ def test_interference_is_known_ahead():
     assert got[1].tolist() == [1.0, 1.0, 1.0]
 
 
+def test_without_foresight_an_episode_is_known_once_begun():
+    cfg = sm.SimConfig()
+    sim = _sim(cfg)
+    plan = om.Planner(sim, foresee_interference=False)
+    one = next(k for k in range(500) if len(sim.lottery.episodes(k)) == 1
+               and sim.lottery.episodes(k)[0][0] > 600)
+    start, end, fac = sim.lottery.episodes(one)[0]
+    times = np.array([start - 60, (start + end) / 2, end + 60])
+    sim.t = start - 60.0
+    assert plan.interference(np.array([one]), times)[0].tolist() == [1.0, 1.0, 1.0]
+    sim.t = start
+    assert plan.interference(np.array([one]), times)[0].tolist() == pytest.approx(
+        [1.0, fac, 1.0])
+
+
+def test_the_margin_keeps_one_vm_safe_from_a_drop():
+    """20 equal VMs at 85% of their capacity are safe; with a margin of
+    0.3 they are not (one VM at 0.85 / 0.7 of its capacity holds 5% of the
+    reads, over the 1% that break the p99), and at 60% they are again.
+    """
+    cfg = sm.SimConfig(latency_noise=0.0, size_noise=0.0)
+    sim = _sim(cfg)
+    g, f, one = np.ones(20), np.ones((20, 1)), np.ones((20, 1), bool)
+    plain = om.Planner(sim, z=0.0, spike=0.0)
+    guarded = om.Planner(sim, z=0.0, spike=0.0, interference_margin=0.3)
+    size = np.array([0.02])
+    hot = np.array([20 * (0.85 - 0.02)])
+    cool = np.array([20 * (0.6 - 0.02)])
+    assert plain.safe(g, f, one, hot, size)[0]
+    assert not guarded.safe(g, f, one, hot, size)[0]
+    assert guarded.safe(g, f, one, cool, size)[0]
+    with pytest.raises(ValueError, match='interference_margin'):
+        om.Planner(sim, interference_margin=1.0)
+
+
+def test_the_load_oracle_pays_for_interference_it_cannot_see():
+    """With ten times the default interference, the oracle that sees
+    episodes only once begun violates without a margin; its margin buys the
+    minutes back with VM-hours, and it never beats the oracle.
+    """
+    cfg = sm.SimConfig(interference_per_day=1.0)
+    trace = tr.load('ramp', 20, None, 1, cfg.hardware)
+    oracle = sm.run(trace, pol.Oracle(), cfg, FLAVORS, 1)['series']
+    runs = {}
+    for m in (0.0, 0.4):
+        blind = pol.LoadOracle(interference_margin=m)
+        res = sm.run(trace, blind, cfg, FLAVORS, 1)['series']
+        assert res['vms'].sum() == blind.chosen['vm_minutes']
+        runs[m] = (int(res['violation'].sum()), int(res['vms'].sum()))
+    assert oracle['violation'].sum() == 0
+    assert runs[0.0][0] > runs[0.4][0]
+    assert runs[0.4][1] > runs[0.0][1] > oracle['vms'].sum()
+
+
 class _Recording(pol.Oracle):
     """The oracle, noting which VMs it replaces ahead of interference."""
 

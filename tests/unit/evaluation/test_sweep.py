@@ -104,6 +104,29 @@ def test_settings_take_the_policy_documents_model_parameters():
             pol.parse_settings([bad])
 
 
+def test_settings_take_the_predictors_options():
+    settings = pol.parse_settings(['predictor={"selection": "switch", '
+                                   '"switch_discount": 0.95}'])
+    assert settings == {'predictor': {'selection': 'switch', 'switch_discount': 0.95}}
+    el = pol.make(['elastman'], options=settings)[0]
+    assert el.ensemble_kwargs['mode'] == 'switch'
+    assert el.ensemble_kwargs['combination_options'] == {'switch_discount': 0.95}
+    assert 'predictor' not in el.options
+    assert 'forecast (switch)' in _described(el).describe()
+    for bad, match in (('predictor=3', 'not an object'),
+                       ('predictor={"selection": "best"}', 'selection .best. is not one of'),
+                       ('predictor={"nope": 1}', "unknown option 'nope'"),
+                       ('predictor={"quantile": 1.5}', 'quantile must be in')):
+        with pytest.raises(ValueError, match=match):
+            pol.parse_settings([bad])
+
+
+def _described(el):
+    """``el`` with the policy its description reads, as after start()."""
+    el.base_policy = pol.ScalingPolicy()
+    return el
+
+
 def test_settings_reach_the_simulated_controller_and_its_description():
     cfg = sm.SimConfig()
     trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
