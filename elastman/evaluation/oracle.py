@@ -200,7 +200,7 @@ class Planner:
         var = (share * share * np.maximum(m2 - m1 * m1, 0.0)).sum(axis=0)
         return part.sum(axis=0), var, part
 
-    def safe(self, g, f, present, x, s) -> np.ndarray:
+    def safe(self, g, f, present, x, s, margin: bool = True) -> np.ndarray:
         """Per minute: is the cluster p99 under the SLO with confidence ``z``,
         and does it stay so when any one VM's noises are ``spike`` standard
         deviations up? (A VM that holds more than about 1% of the reads
@@ -216,7 +216,7 @@ class Planner:
         d = np.maximum(1.0 - rho * u, (1.0 - rho) / 50.0) * (_LN01 / (1.0 - rho))
         jump = share * np.exp(d * self._lat_spike) - part
         ok &= mean + jump.max(axis=0, initial=0.0) <= 0.01
-        if self.margin:
+        if self.margin and margin:
             ok &= mean + self._drop_jump(share, x, s, f, part).max(axis=0, initial=0.0) <= 0.01
         return ok
 
@@ -387,23 +387,29 @@ class Planner:
         """How many new VMs after the first ``k`` must start (they are created
         in order) so that enough of those that join in time (``in_time``)
         make minute ``j`` safe; None if they cannot. They have just joined,
-        so every VM is in cleanup.
+        so every VM is in cleanup. A minute that no start now keeps safe
+        with the interference margin is planned without it: what protects
+        it from a drop can come too late, not what serves its load.
         """
         avail = k + np.flatnonzero(in_time)
         if not avail.size:
             return None
         pen = self.cfg.streaming_penalty
         f_old = rows.f_free[:, j] * pen
+        margin = True
 
         def ok(m: int) -> bool:
             pick = avail[:m]
             g = np.concatenate([rows.g, new.g[pick]])
             ff = np.concatenate([f_old, new.f_free[pick, j] * pen])
             pp = np.concatenate([rows.present[:, j], np.ones(m, bool)])
-            return bool(self.safe(g, ff[:, None], pp[:, None], x[j:j + 1], s[j:j + 1])[0])
+            return bool(self.safe(g, ff[:, None], pp[:, None], x[j:j + 1], s[j:j + 1],
+                                  margin=margin)[0])
 
         if not ok(len(avail)):
-            return None
+            margin = False
+            if not self.margin or not ok(len(avail)):
+                return None
         lo, hi = 1, len(avail)
         while lo < hi:
             mid = (lo + hi) // 2

@@ -135,6 +135,16 @@ def test_the_load_oracle_pays_for_interference_it_cannot_see():
     assert runs[0.4][1] > runs[0.0][1] > oracle['vms'].sum()
 
 
+def test_a_margin_out_of_reach_still_serves_the_load():
+    """No start can keep a VM safe from losing 90% of its capacity; the
+    planner then still starts what the load needs: no violation minute.
+    """
+    cfg = sm.SimConfig(interference_per_day=0.0)
+    trace = tr.load('ramp', 20, None, 1, cfg.hardware)
+    res = sm.run(trace, pol.LoadOracle(interference_margin=0.9), cfg, FLAVORS, 1)
+    assert res['series']['violation'].sum() == 0
+
+
 class _Recording(pol.Oracle):
     """The oracle, noting which VMs it replaces ahead of interference."""
 
