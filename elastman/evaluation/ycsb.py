@@ -59,6 +59,14 @@ class YcsbError(Exception):
     """YCSB could not be started or failed."""
 
 
+#: The slowest pace of one throttled YCSB 0.17 thread, in ops/s. A thread
+#: delays its first operation by a random part of its interval between
+#: operations, in nanoseconds cast to an int: under about 0.47 ops/s that
+#: interval is over 2^31 ns, the cast turns it negative, and every thread
+#: dies at once ("bound must be positive"), so the phase runs no load.
+MIN_THREAD_OPS = 0.5
+
+
 @dataclasses.dataclass
 class Phase:
     """One step of a workload schedule."""
@@ -91,6 +99,15 @@ class Phase:
     @property
     def record_bytes(self) -> int:
         return self.fieldcount * self.fieldlength
+
+    @property
+    def client_threads(self) -> int:
+        """The threads YCSB runs: ``threads``, or fewer for a target so
+        low that each thread would fall under :data:`MIN_THREAD_OPS`.
+        """
+        if self.target <= 0:
+            return self.threads
+        return max(1, min(self.threads, int(self.target / MIN_THREAD_OPS)))
 
 
 @dataclasses.dataclass
@@ -260,7 +277,7 @@ def command(target: Target, phase: Phase, props_file: str,
            '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
            '-cp', classpath(target), 'site.ycsb.Client',
            '-load' if mode == 'load' else '-t', '-db', BINDING,
-           '-P', props_file, '-threads', str(phase.threads), '-s']
+           '-P', props_file, '-threads', str(phase.client_threads), '-s']
     if phase.target > 0:
         cmd += ['-target', '%d' % int(round(phase.target))]
     return cmd
@@ -407,7 +424,7 @@ class Runner:
             base + '.properties', props), mode)
         LOG.info('YCSB %s phase %s: target %s ops/s, %d threads, read %.2f '
                  'update %.2f, %d x %d B', mode, phase.name,
-                 phase.target or 'max', phase.threads, phase.read_proportion,
+                 phase.target or 'max', phase.client_threads, phase.read_proportion,
                  phase.update_proportion, phase.fieldcount, phase.fieldlength)
         intervals: list[dict[str, Any]] = []
         started = time.time()

@@ -90,6 +90,18 @@ def test_load_and_run(target, tmp_path):
     assert ops['READ']['p99_us'] > 0
     assert seen and seen[-1]['operations'] > 0
 
+    # a target under MIN_THREAD_OPS per thread: YCSB itself would stop
+    # every thread at once and run no operation; with fewer threads it paces
+    slow = ycsb.Phase('slow', duration_s=20, target=10, read_proportion=1.0,
+                      update_proportion=0, fieldcount=4, fieldlength=200,
+                      threads=64)
+    assert slow.client_threads == 20
+    crawl = runner.run(slow)
+    assert crawl.returncode == 0, open(crawl.log_path).read()[-3000:]
+    assert 'bound must be positive' not in open(crawl.log_path).read()
+    assert 100 <= crawl.summary['ops']['READ']['operations'] <= 260
+    assert ycsb.failures(crawl.summary) == 0
+
     ycsb.write_results([load, run], str(tmp_path / 'phases.csv'),
                        str(tmp_path / 'phases.json'))
     lines = (tmp_path / 'phases.csv').read_text().splitlines()

@@ -121,6 +121,25 @@ def test_properties_and_command(tmp_path):
     assert '-load' in ycsb.command(target, phase, path, mode='load')
 
 
+def test_a_low_target_runs_fewer_threads(tmp_path):
+    """Each throttled YCSB thread needs at least MIN_THREAD_OPS ops/s; a
+    lower target runs as many threads as keep that pace, at least one, and
+    an unthrottled phase keeps all of them.
+    """
+    lib = tmp_path / 'lib'
+    lib.mkdir()
+    (lib / 'elastman-ycsb-1.jar').write_text('')
+    target = ycsb.Target(hosts=['127.0.80.1'], lib_dir=str(lib))
+    for rate, threads, expected in ((109, 256, 218), (300, 256, 256),
+                                    (0.2, 16, 1), (0, 256, 256)):
+        phase = ycsb.Phase('p', 30, rate, threads=threads)
+        assert phase.client_threads == expected, (rate, threads)
+        assert phase.target == 0 or phase.target / phase.client_threads >= min(
+            ycsb.MIN_THREAD_OPS, phase.target)
+        cmd = ycsb.command(target, phase, str(tmp_path / 'p.properties'))
+        assert cmd[cmd.index('-threads') + 1] == str(expected)
+
+
 def test_missing_driver(tmp_path):
     target = ycsb.Target(hosts=['x'], lib_dir=str(tmp_path / 'none'))
     with pytest.raises(ycsb.YcsbError, match='install.sh --ycsb'):
