@@ -61,3 +61,25 @@ def test_the_phase_ends_once_its_action_completed_during_it(tmp_path, actions, e
     assert ('high' in h.ended_early) == ends
     h.check_until()                # a phase ends once
     assert h.runner.end_phase.call_count == int(ends)
+
+
+def test_the_cluster_is_held_at_its_size_until_its_data_is_loaded(tmp_path):
+    """The bulk load is the run's set-up: the cluster is created with its
+    size held (deciding, not acting) and gets the scenario's policy, with
+    the set-up time added to its warm-up, only once the data is in.
+    """
+    scenario = live_scenario.load_scenario(os.path.join(REPO, 'scenarios', 'ramp.yaml'))
+    h = live.Harness(scenario, str(tmp_path), echo=lambda *a: None)
+    h.store = mock.Mock()
+    h.store.clusters.create.return_value = {'id': 'c1'}
+    h.create_cluster()
+    held = h.store.clusters.create.call_args[0][3]
+    assert held['min_size'] == held['max_size'] == scenario.size == 3
+    assert held['dry_run'] is True
+    h.store.clusters.get.return_value = {'created_at': _at(0), 'policy': held}
+    with mock.patch.object(live.time, 'time', return_value=T0 + 100.0):
+        h.release()
+    policy = h.store.clusters.update.call_args[1]['policy']
+    assert policy['max_size'] == 4 and policy['min_size'] == 3
+    assert not policy.get('dry_run')
+    assert policy['warmup_s'] == pytest.approx(scenario.scaling_policy()['warmup_s'] + 100.0)
