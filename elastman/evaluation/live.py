@@ -121,6 +121,7 @@ class Harness:
         self.phase_windows: list[tuple[float, float, ycsb.Phase]] = []
         self.results: list[ycsb.PhaseResult] = []
         self.t0: float | None = None
+        self.released = False
         self.restarts = 0
         self.current: tuple[ycsb.Phase, float] | None = None
         self.ended_early: set[str] = set()
@@ -329,10 +330,26 @@ class Harness:
         record = page[0]['record'] or {}
         return _shorten(record.get('reason') or page[0]['action'], 90)
 
+    def release_when_warm(self, now: float) -> bool:
+        """Release the cluster (:meth:`release`) once the schedule's cold
+        minutes are over (:data:`~live_records.COLD_MINUTES`); True once
+        it is released.
+
+        The comparison does not count those minutes' violations (the JVMs
+        have served no read yet), so neither run may act on them: a guard
+        that scaled out on a cold JVM's latency would make the elastic run
+        one node larger for the whole ramp.
+        """
+        if not self.released and self.t0 is not None \
+                and now >= self.t0 + rec.COLD_MINUTES * scen.MINUTE:
+            self.release()
+            self.released = True
+        return self.released
+
     def release(self) -> None:
-        """Give the cluster the scenario's own policy once its data is
-        loaded; its warm-up counts from now (the time spent building and
-        loading the cluster is added to it).
+        """Give the cluster the scenario's own policy; its warm-up counts
+        from now (the time spent building, loading and warming the cluster
+        is added to it).
         """
         cluster = self.store.clusters.get(self.cluster_id)
         created = rec.epoch(cluster['created_at'])
@@ -354,13 +371,13 @@ class Harness:
         self.echo('loaded in %.0f s (%.0f ops/s)' % (
             loaded.ended - loaded.started, loaded.summary.get('throughput')
             or 0))
-        self.release()
         self.t0 = time.time()
         thread = threading.Thread(target=self._run_phases, daemon=True,
                                   name='ycsb-phases')
         thread.start()
         next_print = 0.0
         while thread.is_alive():
+            self.release_when_warm(time.time())
             self.check_elastman()
             self.poll_nodes()
             try:

@@ -83,3 +83,28 @@ def test_the_cluster_is_held_at_its_size_until_its_data_is_loaded(tmp_path):
     assert policy['max_size'] == 4 and policy['min_size'] == 3
     assert not policy.get('dry_run')
     assert policy['warmup_s'] == pytest.approx(scenario.scaling_policy()['warmup_s'] + 100.0)
+
+
+def test_the_cluster_is_released_only_after_the_cold_minutes(tmp_path):
+    """Neither run acts on the minutes the comparison leaves out: the
+    scenario's policy is set once, COLD_MINUTES after the schedule began.
+    """
+    scenario = live_scenario.load_scenario(os.path.join(REPO, 'scenarios', 'ramp.yaml'))
+    h = live.Harness(scenario, str(tmp_path), echo=lambda *a: None)
+    h.store = mock.Mock()
+    h.cluster_id = 'c1'
+    h.store.clusters.get.return_value = {'created_at': _at(0), 'policy': {}}
+    assert not h.release_when_warm(T0)          # the schedule has not begun
+    h.t0 = T0 + 200.0
+    cold = live.rec.COLD_MINUTES * 60.0
+    assert cold > 0
+    with mock.patch.object(live.time, 'time', return_value=T0 + 200.0 + cold):
+        assert not h.release_when_warm(h.t0 + cold - 1.0)
+        h.store.clusters.update.assert_not_called()
+        assert h.release_when_warm(h.t0 + cold)
+        assert h.release_when_warm(h.t0 + cold + 60.0)
+    assert h.store.clusters.update.call_count == 1
+    policy = h.store.clusters.update.call_args[1]['policy']
+    assert policy['max_size'] == 4
+    assert policy['warmup_s'] == pytest.approx(
+        scenario.scaling_policy()['warmup_s'] + 200.0 + cold)
