@@ -193,8 +193,9 @@ class Harness:
         spec = {'mode': 'managed', 'flavor': s.flavor, 'image': 'local',
                 'size': s.size, 'cql_port': 9042, 'jmx_port': 7199}
         # held at its size, deciding but not acting, until the data is
-        # loaded (run_workload): the bulk load is the run's set-up, the same
-        # for the elastic and the static run, not part of what they compare
+        # loaded and the cold minutes are over (release_when_warm): that is
+        # the run's set-up, the same for the elastic and the static run,
+        # not part of what they compare
         held = s.held_static().scaling_policy()
         row = self.store.clusters.create('evaluation', 'eval-%s' % s.name,
                                          spec, held, state='CREATING')
