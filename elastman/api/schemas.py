@@ -52,6 +52,7 @@ MODEL_PARAMS = {
         'cell_max_age': {'type': 'number', 'minimum': 0},
         'balanced': {'type': 'boolean'},
         'keep_violated': {'type': 'boolean'},
+        'keep_departed': {'type': 'boolean'},
         'interference_scale': {'type': 'boolean'},
         'monotone': {'enum': list(cap_params.MONOTONE)},
     },

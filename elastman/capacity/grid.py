@@ -83,6 +83,47 @@ class CellGrid:
         self._changed.add(row)
         return key
 
+    def absorb(self, other: 'CellGrid') -> int:
+        """Take every sample of ``other`` (a grid of the same granularity):
+        each cell keeps the newest ``buffer_size`` of its samples and
+        theirs, in time order. Returns how many cells it touched.
+        """
+        if other.dims != self.dims or not np.allclose(other.granularity,
+                                                      self.granularity):
+            raise ValueError('cannot absorb a grid of another granularity')
+        for row in range(len(other)):
+            key = tuple(int(k) for k in other._keys[row])
+            mine = self._index.get(key)
+            vals, stamps = other._samples(row)
+            if mine is not None:
+                own_vals, own_stamps = self._samples(mine)
+                vals = np.concatenate([own_vals, vals])
+                stamps = np.concatenate([own_stamps, stamps])
+            else:
+                mine = len(self._index)
+                if mine == self._keys.shape[0]:
+                    self._grow()
+                self._index[key] = mine
+                self._keys[mine] = key
+            order = np.argsort(stamps, kind='stable')[-self.buffer_size:]
+            n = len(order)
+            self._buf[mine] = np.nan
+            self._sts[mine] = 0.0
+            self._buf[mine, :n] = vals[order]
+            self._sts[mine, :n] = stamps[order]
+            self._pos[mine] = n % self.buffer_size
+            self._ts[mine] = max(float(self._ts[mine]), float(other._ts[row]))
+            self._changed.add(mine)
+            self.revision += n
+        return len(other)
+
+    def _samples(self, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """The samples of one row, oldest first: (values, stamps)."""
+        order = (np.arange(self.buffer_size) + self._pos[row]) % self.buffer_size
+        vals, stamps = self._buf[row, order], self._sts[row, order]
+        held = ~np.isnan(vals)
+        return vals[held], stamps[held]
+
     # -- views -----------------------------------------------------------
 
     def _rows(self) -> slice:

@@ -53,6 +53,10 @@ class ModelParams:
     cell's SVM weight does not fade with its age (a met cell's does): the
     learnt boundary is kept until a newer cell contradicts it or new samples
     refill its cells, however long the load stays below it.
+    With ``keep_departed`` the cells of a VM that leaves the cluster stay
+    with its flavour (the flavour's memory), which pools them while its
+    serving VMs have no violated cell: the boundary a departed VM learnt
+    outlives it (:mod:`elastman.capacity.registry`).
     With ``interference_scale`` (and without the ``interference_index``
     feature) the host agents' index scales the load: a sample's load
     coordinates are learnt as ``(1 + index)`` times what the VM served, and
@@ -83,6 +87,7 @@ class ModelParams:
     cell_max_age: float = 0.0
     balanced: bool = False
     keep_violated: bool = True
+    keep_departed: bool = True
     interference_scale: bool = True
     monotone: str = MONOTONE_TOTAL
 
@@ -136,6 +141,8 @@ class ModelParams:
             bad('recency_half_life must be >= 0')
         if not (_finite(self.recency_floor) and 0 <= self.recency_floor <= 1):
             bad('recency_floor must be in [0, 1]')
+        if not isinstance(self.keep_departed, bool):
+            bad('keep_departed must be true or false')
         if not isinstance(self.interference_scale, bool):
             bad('interference_scale must be true or false')
         if self.monotone not in MONOTONE:

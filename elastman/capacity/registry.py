@@ -32,6 +32,18 @@ small document (parameters, last fit). A registry rebuilt from the summaries
 (:meth:`ModelRegistry.from_summaries`) answers capacities at once; it reads a
 VM's cells through its ``cell_loader`` only when a model that needs them is
 refitted, and files the samples that came before in the meantime.
+
+A flavour's memory: with ``keep_departed`` a VM that leaves the cluster hands
+its cells to its flavour (:meth:`ModelRegistry.unregister_node`). While the
+flavour's serving VMs have no violated cell, the flavour pools its memory
+with their cells. The boundary a VM learnt by crossing the SLO outlives the
+VM: a scale-in that removes the VMs that crossed it does not leave the
+flavour with met cells only, nor with the boundary it last fitted, which
+the new met cells cannot move. Where serving VMs have crossed the SLO
+themselves, their cells alone are the flavour's: old crossings (an
+interference episode the index did not explain, a crowd) do not pile up. The memory is
+stored as cells under :func:`memory_key`; the flavour's summary holds its
+revision.
 """
 from __future__ import annotations
 
@@ -63,6 +75,14 @@ REGISTRY_FORMAT = 'elastman.capacity.registry'
 #: Reads the stored cells of some VMs: ``loader(node ids)`` returns
 #: ``{node id: {cell name: encoded cell}}`` (see :mod:`.grid`).
 CellLoader = Callable[[Sequence[str]], Mapping[str, Mapping[str, bytes]]]
+
+#: What a flavour's memory is stored under in place of a node id
+MEMORY_PREFIX = 'flavor-memory:'
+
+
+def memory_key(flavor: str) -> str:
+    """The cell owner a flavour's memory is stored as."""
+    return MEMORY_PREFIX + flavor
 
 
 @dataclasses.dataclass
@@ -202,7 +222,12 @@ class ModelRegistry:
         self._dirty('vm', node_id, 'flavor', 'revision')
 
     def unregister_node(self, node_id: str) -> None:
-        """Forget ``node_id`` (its cells leave the flavour pool at the next refit)."""
+        """Forget ``node_id``. With ``keep_departed`` its cells join its
+        flavour's memory; otherwise they leave the flavour pool at the next
+        refit.
+        """
+        if self.params.keep_departed and node_id in self.nodes:
+            self._remember(node_id)
         flavor = self.nodes.pop(node_id, None)
         self.grids.pop(node_id, None)
         self._unloaded.pop(node_id, None)
@@ -214,6 +239,31 @@ class ModelRegistry:
         if flavor is not None:
             self.flavor_slots.setdefault(flavor, _Slot()).fitted_revision = -1
             self._removed.add(node_id)
+
+    def _remember(self, node_id: str) -> None:
+        """Fold the cells of ``node_id`` into its flavour's memory."""
+        flavor = self.nodes[node_id]
+        key = memory_key(flavor)
+        try:
+            self.load_cells([node_id, key])
+        except RuntimeError as exc:
+            LOG.warning('cluster %s: the cells of departing node %s stay out '
+                        'of flavour %s\'s memory: %s', self.cluster_id,
+                        node_id, flavor, exc)
+            return
+        grid = self.grids.get(node_id)
+        if grid is None or not len(grid):
+            return
+        memory = self.grids.setdefault(key, self._new_grid())
+        memory.absorb(grid)
+        self._dirty(FLAVOR, flavor)
+        LOG.debug('cluster %s: flavour %s keeps the %d cells of departed node '
+                  '%s', self.cluster_id, flavor, len(grid), node_id)
+
+    def has_memory(self, flavor: str) -> bool:
+        """Whether ``flavor`` keeps cells of departed VMs."""
+        key = memory_key(flavor)
+        return key in self.grids or key in self._unloaded
 
     def _new_grid(self) -> grid_mod.CellGrid:
         return grid_mod.CellGrid(self.params.granularity_vector(),
@@ -372,15 +422,16 @@ class ModelRegistry:
                 revisions[(VM, node)] = revision
         for flavor, members in by_flavor.items():
             slot = self.flavor_slots.setdefault(flavor, _Slot())
-            rev = sum(self.revision(n) for n in members) + len(members)
+            pool = members + ([memory_key(flavor)] if self.has_memory(flavor) else [])
+            rev = sum(self.revision(n) for n in pool) + len(pool)
             if force or rev != slot.fitted_revision:
-                due.append((FLAVOR, flavor, members))
+                due.append((FLAVOR, flavor, pool))
                 revisions[(FLAVOR, flavor)] = rev
         # only the models refitted now need their cells
         self.load_cells({n for _, _, members in due for n in members})
         jobs = []
         for scope, key, members in due:
-            x, y, w = self._training_set([self.grids[n] for n in members], now)
+            x, y, w = self._pool(scope, key, members, now)
             jobs.append((scope, key, (x, y, w, self.params, mask, now)))
         mapper = executor.map if executor is not None else map
         models = list(mapper(_fit_job, [j[2] for j in jobs]))
@@ -408,6 +459,18 @@ class ModelRegistry:
         self.last_fit = now
         self._document_dirty = True
         return updates
+
+    def _pool(self, scope: str, key: str, members: list[str], now: float):
+        """The training set of a model: its VMs' cells; for a flavour whose
+        serving VMs have crossed no boundary (no violated cell), its
+        memory's cells with them.
+        """
+        memory = memory_key(key) if scope == FLAVOR else None
+        serving = [n for n in members if n != memory]
+        x, y, w = self._training_set([self.grids[n] for n in serving], now)
+        if len(serving) < len(members) and not (y < 0).any():
+            x, y, w = self._training_set([self.grids[n] for n in members], now)
+        return x, y, w
 
     def _update(self, scope: str, key: str, slot: _Slot) -> ModelUpdate:
         return ModelUpdate(scope, key, slot.version, slot.model,
@@ -522,6 +585,12 @@ class ModelRegistry:
             for node in self.nodes:
                 self._restart_grid(node)
                 self._dirty(VM, node, 'revision')
+            for flavor in list(self.flavor_slots):
+                if self.has_memory(flavor):
+                    self.grids.pop(memory_key(flavor), None)
+                    self._unloaded.pop(memory_key(flavor), None)
+                    self._reset.add(memory_key(flavor))
+                    self._dirty(FLAVOR, flavor)
         self.params = params
         self._document_dirty = True
         for slot in list(self.vm_slots.values()) + list(self.flavor_slots.values()):
@@ -639,10 +708,14 @@ class ModelRegistry:
             slot = self.flavor_slots.get(flavor)
             if slot is not None:
                 flavors[flavor] = dict(_slot_summary(slot),
-                                       fitted_revision=slot.fitted_revision)
+                                       fitted_revision=slot.fitted_revision,
+                                       revision=self._memory_revision(flavor))
         return Changes(cells=cells, reset=set(self._reset), vms=vms,
                        flavors=flavors, removed=set(self._removed),
                        document=self.document() if self._document_dirty else None)
+
+    def _memory_revision(self, flavor: str) -> int | None:
+        return self.revision(memory_key(flavor)) if self.has_memory(flavor) else None
 
     def mark_saved(self) -> None:
         """Everything :meth:`changes` returned is stored."""
@@ -683,6 +756,9 @@ class ModelRegistry:
         reg._document_dirty = False
         for key, row in flavors.items():
             reg.flavor_slots[key] = _slot_from_summary(row)
+            # a flavour's revision is its memory's (None: it has none)
+            if row.get('revision') is not None:
+                reg._unloaded[memory_key(key)] = (int(row['revision']), None)
         for node, row in vms.items():
             flavor = row.get('flavor') or 'default'
             reg.nodes[node] = flavor

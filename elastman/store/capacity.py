@@ -13,7 +13,8 @@
 
 ``capacity_summaries`` holds one row per VM and one per flavour of a
 cluster (one partition per cluster): the model that answers for it, its
-version, and for a VM its flavour and the revision of its cells. The
+version, and for a VM its flavour and the revision of its cells (for a
+flavour, of its memory: the cells of its departed VMs). The
 actuator decides from these rows alone. ``capacity_cells`` holds each VM's
 grid cells, one row per cell (one partition per VM): the trainer writes the
 cells a round changed and reads a VM's cells when it refits a model that

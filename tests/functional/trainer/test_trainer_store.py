@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from elastman.capacity import registry as model_registry
 from elastman.store import model_state as persistence
 from elastman.trainer import manager as trainer_manager
 from tests.unit.capacity import synthetic
@@ -332,3 +333,61 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
     finally:
         conf.clear_override('update_period', 'trainer')
         conf.clear_override('interference_feature', 'trainer')
+
+
+def test_a_flavour_keeps_the_cells_of_a_node_that_left(conf, store):
+    """A scale-in removes the node that crossed the SLO: its cells become
+    the flavour's memory in the store, and a restarted trainer refits the
+    flavour with them.
+    """
+    conf.set_override('update_period', 60, 'trainer')
+    try:
+        cluster = store.clusters.create('p', 'mem', spec={}, policy={
+            'slo_threshold_ms': synthetic.SLO_MS})
+        cid = cluster['id']
+        for node in ('n1', 'n2'):
+            store.nodes.upsert(cid, node, flavor='small', address='x')
+        rng = np.random.default_rng(5)
+        vm = synthetic.SyntheticVM(seed=5)
+        _feed(store, cid, vm, 'n1', 300, T0, rng)       # both sides
+        for i in range(60):                               # low loads only
+            r, w = 0.2 * vm.capacity(0.5, 2048) / 2, 0.2 * vm.capacity(0.5, 2048) / 2
+            store.samples.add({
+                'cluster_id': cid, 'node_id': 'n2',
+                'ts': T0 + datetime.timedelta(seconds=10 * i), 'up': True,
+                'reads_per_s': r * (1 + 0.01 * (i % 7)), 'writes_per_s': w,
+                'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0,
+                'read_p99_ms': vm.p99(r, w, 2048.0)})
+        first = trainer_manager.TrainerManager(conf, store=store)
+        first.train_cluster(cluster, now=T0.timestamp() + 3600)
+        registry = first._clusters[str(cid)].registry
+        pooled = registry.flavor_model('small').n_cells
+        assert registry.flavor_model('small').two_class
+
+        store.nodes.delete(cid, 'n1')
+        first.train_cluster(cluster, now=T0.timestamp() + 3700)
+        memory = model_registry.memory_key('small')
+        assert set(store.capacity.cells(str(cid), ['n1'])['n1'] or {}) == set()
+        assert len(store.capacity.cells(str(cid), [memory])[memory]) > 0
+        vms, flavors = store.capacity.summaries(str(cid))
+        assert set(vms) == {'n2'}
+        assert flavors['small']['revision'] == registry.revision(memory)
+
+        # a restarted trainer reads the memory when n2's new samples make
+        # the flavour due: n2 has crossed nothing, so the memory is pooled
+        store.samples.add({
+            'cluster_id': cid, 'node_id': 'n2',
+            'ts': T0 + datetime.timedelta(seconds=3650), 'up': True,
+            'reads_per_s': 300.0, 'writes_per_s': 300.0,
+            'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0,
+            'read_p99_ms': vm.p99(300.0, 300.0, 2048.0)})
+        second = trainer_manager.TrainerManager(conf, store=store)
+        second.train_cluster(cluster, now=T0.timestamp() + 3800)
+        resumed = second._clusters[str(cid)].registry
+        assert resumed.loaded(memory)
+        flavor = resumed.flavor_model('small')
+        assert flavor.two_class
+        assert flavor.n_cells > resumed.vm_model('n2').n_cells
+        assert flavor.n_cells >= pooled - 1
+    finally:
+        conf.clear_override('update_period', 'trainer')

@@ -16,6 +16,7 @@ import pytest
 
 from elastman.capacity import grid as grid_mod
 from elastman.capacity.params import ModelParams
+from elastman.capacity.registry import memory_key
 from elastman.capacity.registry import ModelRegistry
 from tests.unit.capacity import synthetic as syn
 
@@ -198,3 +199,99 @@ def test_new_grid_parameters_restart_every_vm_s_cells():
     assert ch.reset == {'a1', 'a2', 'b1'} and ch.document is not None
     assert saved.read == []
     assert all(saved.vms[n]['revision'] > reg.revision(n) for n in reg.nodes)
+
+
+def test_a_grid_absorbs_another_s_samples_in_time_order():
+    mine, theirs = grid_mod.CellGrid([100, 100], 3), grid_mod.CellGrid([100, 100], 3)
+    mine.add([150, 150], 10.0, 1.0)
+    mine.add([150, 150], 12.0, 5.0)
+    theirs.add([150, 150], 50.0, 3.0)
+    theirs.add([150, 150], 60.0, 7.0)
+    theirs.add([350, 50], 40.0, 2.0)
+    mine.mark_saved()
+    assert mine.absorb(theirs) == 2
+    # the cell keeps its newest three samples of both, oldest first
+    assert mine.cell_values((1, 1)) == [50.0, 12.0, 60.0]
+    assert mine.cell_values((3, 0)) == [40.0]
+    assert set(mine.changed_cells()) == {'1,1', '3,0'}
+    assert list(mine.last_seen()) == [7.0, 2.0]
+    # a new sample goes on from where the merged ring stopped
+    mine.add([150, 150], 70.0, 9.0)
+    assert mine.cell_values((1, 1)) == [12.0, 60.0, 70.0]
+    with pytest.raises(ValueError, match='granularity'):
+        mine.absorb(grid_mod.CellGrid([100, 50], 3))
+
+
+def _crossing_and_low(params: ModelParams) -> ModelRegistry:
+    """Flavour fa: a1 walked across the SLO, a2 served low loads only."""
+    reg = ModelRegistry('c1', params)
+    reg.register_node('a1', 'fa')
+    reg.register_node('a2', 'fa')
+    _walk(reg, 'a1', 600, seed=3)
+    vm = syn.SyntheticVM(seed=4)
+    for ts in range(600):
+        assert reg.add_sample(syn.sample(vm, 300 + ts % 200, 200, 2048, ts, node='a2'))
+    reg.refit(600)
+    return reg
+
+
+def _flavor_labels(reg: ModelRegistry, flavor: str, now: float) -> np.ndarray:
+    """The labels of the cells the flavour's next fit is trained on."""
+    members = [n for n, f in reg.nodes.items() if f == flavor]
+    if reg.has_memory(flavor):
+        members.append(memory_key(flavor))
+    reg.load_cells(members)
+    return reg._pool('flavor', flavor, members, now)[1]
+
+
+def test_a_flavour_remembers_the_cells_of_a_vm_that_left():
+    reg = _crossing_and_low(P)
+    assert reg.flavor_model('fa').two_class
+    violated = int((_flavor_labels(reg, 'fa', 600) < 0).sum())
+    assert violated > 0
+    reg.unregister_node('a1')
+    assert reg.has_memory('fa') and reg.nodes == {'a2': 'fa'}
+    # a2 has crossed nothing: the pool refits with a1's cells, its
+    # violated ones too
+    assert [(u.scope, u.key) for u in reg.refit(900)] == [('flavor', 'fa')]
+    assert int((_flavor_labels(reg, 'fa', 900) < 0).sum()) == violated
+    assert reg.flavor_model('fa').two_class
+    # once a serving VM crosses the SLO itself, its cells are the flavour's
+    vm = syn.SyntheticVM(seed=6)
+    for ts in range(901, 931):
+        assert reg.add_sample(syn.sample(vm, 9000, 3000, 2048, ts, node='a2'))
+    labels = _flavor_labels(reg, 'fa', 931)
+    assert 0 < int((labels < 0).sum()) < violated
+    # without the memory the flavour has a2's met cells only
+    forgetful = _crossing_and_low(P.replace(keep_departed=False))
+    forgetful.unregister_node('a1')
+    forgetful.refit(900)
+    assert not forgetful.has_memory('fa')
+    assert (_flavor_labels(forgetful, 'fa', 900) > 0).all()
+
+
+def test_a_flavour_s_memory_is_stored_and_read_back_to_refit():
+    reg = _crossing_and_low(P)
+    saved = Saved()
+    saved.save(reg)
+    reg.unregister_node('a1')
+    ch = saved.save(reg)
+    assert ch.removed == {'a1'} and 'a1' not in saved.cells
+    assert memory_key('fa') in ch.cells
+    assert saved.flavors['fa']['revision'] == reg.revision(memory_key('fa'))
+    resumed = saved.registry()
+    assert resumed.has_memory('fa') and not resumed.loaded(memory_key('fa'))
+    vm = syn.SyntheticVM(seed=5)
+    for r in (reg, resumed):
+        r.add_sample(syn.sample(vm, 350, 200, 2048, 901, node='a2'))
+    resumed.refit(1200)
+    assert sorted(saved.read) == sorted(['a2', memory_key('fa')])
+    reg.refit(1200)
+    assert resumed.flavor_model('fa').to_dict()['coef'] == pytest.approx(
+        reg.flavor_model('fa').to_dict()['coef'])
+    # new grid parameters restart the memory with the VMs' cells
+    resumed.update_params(P.replace(granularity={'read_rate': 500, 'write_rate': 500,
+                                                 'data_size': 512}))
+    ch = saved.save(resumed)
+    assert memory_key('fa') in ch.reset and not resumed.has_memory('fa')
+    assert saved.flavors['fa']['revision'] is None
