@@ -40,22 +40,34 @@ def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
         share = rng.uniform(0.2, 0.9)
         size = rng.uniform(1024, 4096)
         load = rng.uniform(0.2, 1.8) * vm.capacity(share, size)
-        r, w = share * load, (1 - share) * load
-        store.samples.add({
-            'cluster_id': cluster_id, 'node_id': node,
-            'ts': start + datetime.timedelta(seconds=step * i), 'up': True,
-            'reads_per_s': r, 'writes_per_s': w, 'read_bytes_mean': size,
-            'write_bytes_mean': size, 'read_p99_ms': vm.p99(r, w, size)})
+        _sample(store, cluster_id, vm, node,
+                start + datetime.timedelta(seconds=step * i),
+                share * load, (1 - share) * load, size)
+
+
+def _two_nodes(store, name):
+    """A cluster of nodes n1 and n2, both of flavour ``small``."""
+    cluster = store.clusters.create('p', name, spec={}, policy={
+        'slo_threshold_ms': synthetic.SLO_MS})
+    for node in ('n1', 'n2'):
+        store.nodes.upsert(cluster['id'], node, flavor='small', address='x')
+    return cluster
+
+
+def _sample(store, cluster_id, vm, node, ts, reads, writes, size=2048.0):
+    """Store one sample of the synthetic VM at the given loads."""
+    store.samples.add({
+        'cluster_id': cluster_id, 'node_id': node, 'ts': ts, 'up': True,
+        'reads_per_s': reads, 'writes_per_s': writes,
+        'read_bytes_mean': size, 'write_bytes_mean': size,
+        'read_p99_ms': vm.p99(reads, writes, size)})
 
 
 def test_train_store_publish_and_resume(conf, store):
     conf.set_override('update_period', 60, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'c', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
+        cluster = _two_nodes(store, 'c')
         cid = cluster['id']
-        for node in ('n1', 'n2'):
-            store.nodes.upsert(cid, node, flavor='small', address='x')
         rng = np.random.default_rng(3)
         vm = synthetic.SyntheticVM(seed=3)
         for node in ('n1', 'n2'):
@@ -342,22 +354,15 @@ def test_a_flavour_keeps_the_cells_of_a_node_that_left(conf, store):
     """
     conf.set_override('update_period', 60, 'trainer')
     try:
-        cluster = store.clusters.create('p', 'mem', spec={}, policy={
-            'slo_threshold_ms': synthetic.SLO_MS})
+        cluster = _two_nodes(store, 'mem')
         cid = cluster['id']
-        for node in ('n1', 'n2'):
-            store.nodes.upsert(cid, node, flavor='small', address='x')
         rng = np.random.default_rng(5)
         vm = synthetic.SyntheticVM(seed=5)
         _feed(store, cid, vm, 'n1', 300, T0, rng)       # both sides
+        low = 0.1 * vm.capacity(0.5, 2048)
         for i in range(60):                               # low loads only
-            r, w = 0.2 * vm.capacity(0.5, 2048) / 2, 0.2 * vm.capacity(0.5, 2048) / 2
-            store.samples.add({
-                'cluster_id': cid, 'node_id': 'n2',
-                'ts': T0 + datetime.timedelta(seconds=10 * i), 'up': True,
-                'reads_per_s': r * (1 + 0.01 * (i % 7)), 'writes_per_s': w,
-                'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0,
-                'read_p99_ms': vm.p99(r, w, 2048.0)})
+            _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=10 * i),
+                    low * (1 + 0.01 * (i % 7)), low)
         first = trainer_manager.TrainerManager(conf, store=store)
         first.train_cluster(cluster, now=T0.timestamp() + 3600)
         registry = first._clusters[str(cid)].registry
@@ -375,12 +380,8 @@ def test_a_flavour_keeps_the_cells_of_a_node_that_left(conf, store):
 
         # a restarted trainer reads the memory when n2's new samples make
         # the flavour due: n2 has crossed nothing, so the memory is pooled
-        store.samples.add({
-            'cluster_id': cid, 'node_id': 'n2',
-            'ts': T0 + datetime.timedelta(seconds=3650), 'up': True,
-            'reads_per_s': 300.0, 'writes_per_s': 300.0,
-            'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0,
-            'read_p99_ms': vm.p99(300.0, 300.0, 2048.0)})
+        _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=3650),
+                300.0, 300.0)
         second = trainer_manager.TrainerManager(conf, store=store)
         second.train_cluster(cluster, now=T0.timestamp() + 3800)
         resumed = second._clusters[str(cid)].registry
