@@ -17,6 +17,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 
 from elastman.capacity import registry as model_registry
 from elastman.store import model_state as persistence
@@ -45,6 +46,14 @@ def _feed(store, cluster_id, vm, node, n, start, rng, step=10.0):
                 share * load, (1 - share) * load, size)
 
 
+@pytest.fixture
+def minute_refits(conf):
+    """The trainer refits every minute."""
+    conf.set_override('update_period', 60, 'trainer')
+    yield
+    conf.clear_override('update_period', 'trainer')
+
+
 def _two_nodes(store, name):
     """A cluster of nodes n1 and n2, both of flavour ``small``."""
     cluster = store.clusters.create('p', name, spec={}, policy={
@@ -63,46 +72,42 @@ def _sample(store, cluster_id, vm, node, ts, reads, writes, size=2048.0):
         'read_p99_ms': vm.p99(reads, writes, size)})
 
 
-def test_train_store_publish_and_resume(conf, store):
-    conf.set_override('update_period', 60, 'trainer')
-    try:
-        cluster = _two_nodes(store, 'c')
-        cid = cluster['id']
-        rng = np.random.default_rng(3)
-        vm = synthetic.SyntheticVM(seed=3)
-        for node in ('n1', 'n2'):
-            _feed(store, cid, vm, node, 300, T0, rng)
-        # a sample of an unknown node must be rejected, not crash the round
-        store.samples.add({'cluster_id': cid, 'node_id': 'ghost', 'ts': T0,
-                           'up': True, 'reads_per_s': float('nan')})
+def test_train_store_publish_and_resume(conf, store, minute_refits):
+    cluster = _two_nodes(store, 'c')
+    cid = cluster['id']
+    rng = np.random.default_rng(3)
+    vm = synthetic.SyntheticVM(seed=3)
+    for node in ('n1', 'n2'):
+        _feed(store, cid, vm, node, 300, T0, rng)
+    # a sample of an unknown node must be rejected, not crash the round
+    store.samples.add({'cluster_id': cid, 'node_id': 'ghost', 'ts': T0,
+                       'up': True, 'reads_per_s': float('nan')})
 
-        first = trainer_manager.TrainerManager(conf, store=store)
-        updates = first.train_cluster(cluster, now=T0.timestamp() + 3600)
-        scopes = {(u.scope, u.key) for u in updates}
-        assert ('flavor', 'small') in scopes and ('vm', 'n1') in scopes
-        stored = store.models.get('flavor', persistence.model_key(str(cid),
-                                                                  'small'))
-        assert stored['summary']['kind'] == 'svm'
+    first = trainer_manager.TrainerManager(conf, store=store)
+    updates = first.train_cluster(cluster, now=T0.timestamp() + 3600)
+    scopes = {(u.scope, u.key) for u in updates}
+    assert ('flavor', 'small') in scopes and ('vm', 'n1') in scopes
+    stored = store.models.get('flavor', persistence.model_key(str(cid),
+                                                              'small'))
+    assert stored['summary']['kind'] == 'svm'
 
-        workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
-                    'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
-        estimate = stored_capacity(store, cid, 'n1', workload)
-        truth = vm.capacity(0.5, 2048)
-        assert math.isclose(estimate['capacity'], truth, rel_tol=0.15)
+    workload = {'reads_per_s': 0.5, 'writes_per_s': 0.5,
+                'read_bytes_mean': 2048.0, 'write_bytes_mean': 2048.0}
+    estimate = stored_capacity(store, cid, 'n1', workload)
+    truth = vm.capacity(0.5, 2048)
+    assert math.isclose(estimate['capacity'], truth, rel_tol=0.15)
 
-        # A new trainer (a restart, or another host) resumes the same models
-        # and takes only the samples it has not seen.
-        second = trainer_manager.TrainerManager(conf, store=store)
-        assert second.train_cluster(cluster,
-                                    now=T0.timestamp() + 3700) == []
-        resumed = second._clusters[str(cid)].registry.capacity(
-            'n1', workload).to_dict()
-        assert math.isclose(resumed['capacity'], estimate['capacity'],
-                            rel_tol=1e-6)
-        assert second._clusters[str(cid)].registry.versions() == \
-            first._clusters[str(cid)].registry.versions()
-    finally:
-        conf.clear_override('update_period', 'trainer')
+    # A new trainer (a restart, or another host) resumes the same models
+    # and takes only the samples it has not seen.
+    second = trainer_manager.TrainerManager(conf, store=store)
+    assert second.train_cluster(cluster,
+                                now=T0.timestamp() + 3700) == []
+    resumed = second._clusters[str(cid)].registry.capacity(
+        'n1', workload).to_dict()
+    assert math.isclose(resumed['capacity'], estimate['capacity'],
+                        rel_tol=1e-6)
+    assert second._clusters[str(cid)].registry.versions() == \
+        first._clusters[str(cid)].registry.versions()
 
 
 def test_model_export_import_between_clusters(conf, store, config_file,
@@ -347,48 +352,44 @@ def test_interference_index_becomes_a_model_dimension(conf, store):
         conf.clear_override('interference_feature', 'trainer')
 
 
-def test_a_flavour_keeps_the_cells_of_a_node_that_left(conf, store):
+def test_a_flavour_keeps_the_cells_of_a_node_that_left(conf, store, minute_refits):
     """A scale-in removes the node that crossed the SLO: its cells become
     the flavour's memory in the store, and a restarted trainer refits the
     flavour with them.
     """
-    conf.set_override('update_period', 60, 'trainer')
-    try:
-        cluster = _two_nodes(store, 'mem')
-        cid = cluster['id']
-        rng = np.random.default_rng(5)
-        vm = synthetic.SyntheticVM(seed=5)
-        _feed(store, cid, vm, 'n1', 300, T0, rng)       # both sides
-        low = 0.1 * vm.capacity(0.5, 2048)
-        for i in range(60):                               # low loads only
-            _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=10 * i),
-                    low * (1 + 0.01 * (i % 7)), low)
-        first = trainer_manager.TrainerManager(conf, store=store)
-        first.train_cluster(cluster, now=T0.timestamp() + 3600)
-        registry = first._clusters[str(cid)].registry
-        pooled = registry.flavor_model('small').n_cells
-        assert registry.flavor_model('small').two_class
+    cluster = _two_nodes(store, 'mem')
+    cid = cluster['id']
+    rng = np.random.default_rng(5)
+    vm = synthetic.SyntheticVM(seed=5)
+    _feed(store, cid, vm, 'n1', 300, T0, rng)       # both sides
+    low = 0.1 * vm.capacity(0.5, 2048)
+    for i in range(60):                               # low loads only
+        _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=10 * i),
+                low * (1 + 0.01 * (i % 7)), low)
+    first = trainer_manager.TrainerManager(conf, store=store)
+    first.train_cluster(cluster, now=T0.timestamp() + 3600)
+    registry = first._clusters[str(cid)].registry
+    pooled = registry.flavor_model('small').n_cells
+    assert registry.flavor_model('small').two_class
 
-        store.nodes.delete(cid, 'n1')
-        first.train_cluster(cluster, now=T0.timestamp() + 3700)
-        memory = model_registry.memory_key('small')
-        assert set(store.capacity.cells(str(cid), ['n1'])['n1'] or {}) == set()
-        assert len(store.capacity.cells(str(cid), [memory])[memory]) > 0
-        vms, flavors = store.capacity.summaries(str(cid))
-        assert set(vms) == {'n2'}
-        assert flavors['small']['revision'] == registry.revision(memory)
+    store.nodes.delete(cid, 'n1')
+    first.train_cluster(cluster, now=T0.timestamp() + 3700)
+    memory = model_registry.memory_key('small')
+    assert set(store.capacity.cells(str(cid), ['n1'])['n1'] or {}) == set()
+    assert len(store.capacity.cells(str(cid), [memory])[memory]) > 0
+    vms, flavors = store.capacity.summaries(str(cid))
+    assert set(vms) == {'n2'}
+    assert flavors['small']['revision'] == registry.revision(memory)
 
-        # a restarted trainer reads the memory when n2's new samples make
-        # the flavour due: n2 has crossed nothing, so the memory is pooled
-        _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=3650),
-                300.0, 300.0)
-        second = trainer_manager.TrainerManager(conf, store=store)
-        second.train_cluster(cluster, now=T0.timestamp() + 3800)
-        resumed = second._clusters[str(cid)].registry
-        assert resumed.loaded(memory)
-        flavor = resumed.flavor_model('small')
-        assert flavor.two_class
-        assert flavor.n_cells > resumed.vm_model('n2').n_cells
-        assert flavor.n_cells >= pooled - 1
-    finally:
-        conf.clear_override('update_period', 'trainer')
+    # a restarted trainer reads the memory when n2's new samples make
+    # the flavour due: n2 has crossed nothing, so the memory is pooled
+    _sample(store, cid, vm, 'n2', T0 + datetime.timedelta(seconds=3650),
+            300.0, 300.0)
+    second = trainer_manager.TrainerManager(conf, store=store)
+    second.train_cluster(cluster, now=T0.timestamp() + 3800)
+    resumed = second._clusters[str(cid)].registry
+    assert resumed.loaded(memory)
+    flavor = resumed.flavor_model('small')
+    assert flavor.two_class
+    assert flavor.n_cells > resumed.vm_model('n2').n_cells
+    assert flavor.n_cells >= pooled - 1
