@@ -41,9 +41,9 @@ VM: a scale-in that removes the VMs that crossed it does not leave the
 flavour with met cells only, nor with the boundary it last fitted, which
 the new met cells cannot move. Where serving VMs have crossed the SLO
 themselves, their cells alone are the flavour's: old crossings (an
-interference episode the index did not explain, a crowd) do not pile up. The memory is
-stored as cells under :func:`memory_key`; the flavour's summary holds its
-revision.
+interference episode the index did not explain, a crowd) do not pile up.
+The memory is stored as cells under :func:`memory_key`; the flavour's
+summary holds its revision.
 """
 from __future__ import annotations
 
