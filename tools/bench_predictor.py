@@ -80,13 +80,13 @@ def synthetic_cluster(seed: int, n: int, period: float) -> dict:
 
 
 def _worker(args: tuple) -> dict:
-    ids, history, rounds, period, names, blas_threads = args
+    ids, history, rounds, period, names, blas_threads, mode = args
     # as the predictor worker does with [predictor] blas_threads
     base.limit_blas_threads(blas_threads)
     day, week = int(86400 // period), int(7 * 86400 // period)
 
     def new():
-        return ens.Ensemble(names=names, horizon=10,
+        return ens.Ensemble(names=names, horizon=10, mode=mode,
                             seasonal_periods=[day, week])
     e = new()
     data = {c: synthetic_cluster(c, history + rounds + 1, period)
@@ -174,6 +174,10 @@ def main(argv=None) -> int:
     p.add_argument(
         '--forecasters', help='comma-separated plug-ins (default: all)'
     )
+    p.add_argument(
+        '--selection', choices=ens.MODES, default=ens.DEFAULT_MODE,
+        help='the combination, as [predictor] selection (default %(default)s)'
+    )
     a = p.parse_args(argv)
     history = a.history or 4032
     names = a.forecasters.split(',') if a.forecasters else None
@@ -183,8 +187,8 @@ def main(argv=None) -> int:
     with multiprocessing.get_context('fork').Pool(a.workers) as pool:
         res = pool.map(
             _worker,
-            [(ids, history, a.rounds, a.period, names, a.blas_threads)
-             for ids in parts],
+            [(ids, history, a.rounds, a.period, names, a.blas_threads,
+              a.selection) for ids in parts],
         )
     total = time.perf_counter() - t0
     rounds = np.max(
@@ -209,8 +213,9 @@ def main(argv=None) -> int:
         'clusters=%d series=%d history=%d points period=%gs workers=%d cpus=%d'
         % (a.clusters, series, history, a.period, a.workers, os.cpu_count())
     )
-    print('load average before: %.1f; BLAS threads per worker: %s'
-          % (load, a.blas_threads or 'library default'))
+    print('load average before: %.1f; BLAS threads per worker: %s; '
+          'combination: %s'
+          % (load, a.blas_threads or 'library default', a.selection))
     print(
         'first round (all full fits): wall %.1f s, CPU %.1f s busiest '
         'worker, %.1f s total'
