@@ -50,7 +50,7 @@ predictor_opts = [
     ),
     cfg.StrOpt(
         'selection',
-        default='hedge',
+        default='switch',
         choices=['majority', 'average', 'mean', 'median', 'select', 'hedge',
                  'switch'],
         help='How the ensemble combines its forecasters: "majority" returns '

@@ -54,7 +54,7 @@ LOG = logging.getLogger(__name__)
 #: The combination rules ``[predictor]selection`` may name.
 MODES = tuple(combinations.COMBINATIONS)
 #: The default rule: the one that measured best (doc/source/prediction.rst).
-DEFAULT_MODE = 'hedge'
+DEFAULT_MODE = 'switch'
 #: Name reported when no forecaster could run and the last value is repeated.
 FALLBACK = 'last_value'
 

@@ -255,6 +255,18 @@ def test_from_conf_uses_predictor_options():
     assert e.tolerance == conf.predictor.tolerance
 
 
+def test_the_configured_default_combination_is_the_ensemble_s():
+    from oslo_config import cfg
+
+    from elastman.conf import predictor as pconf
+
+    conf = cfg.ConfigOpts()
+    pconf.register_opts(conf)
+    conf([], project='elastman')
+    assert conf.predictor.selection == ens.DEFAULT_MODE == 'switch'
+    assert ens.Ensemble.from_conf(conf).mode == 'switch'
+
+
 def test_no_loadable_forecaster_is_a_configuration_error():
     with pytest.raises(exception.ConfigurationError,
                        match=r"\[predictor\] forecasters: 'no_such_forecaster' cannot be "

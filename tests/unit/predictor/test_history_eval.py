@@ -130,7 +130,7 @@ def test_cli_main_and_subparser(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert 'horizon 2 steps' in out and 'arima_011' in out
-    assert 'hedge*' in out and 'majority' in out and 'peak' in out
+    assert ens.DEFAULT_MODE + '*' in out and 'majority' in out and 'peak' in out
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     evaluate.add_subparser(sub)
@@ -205,7 +205,7 @@ def test_manage_style_call_without_args(tmp_path, capsys, monkeypatch):
                                  actuator=elastman.conf.CONF.actuator)
     monkeypatch.setattr(elastman.conf, 'CONF', fake)
     assert ns.func() == 0
-    assert 'hedge*' in capsys.readouterr().out
+    assert ens.DEFAULT_MODE + '*' in capsys.readouterr().out
 
 
 def test_read_trace_trims_uneven_columns(tmp_path):
