@@ -38,17 +38,21 @@ class Knee:
     minute: int           # the probe's minute that served it
     crossed: bool         # whether a later step went over the SLO
     steps: int            # measured minutes
+    backlog: int = 0      # minutes over the SLO before the first within it
 
 
 def knee(rows: Iterable[Mapping[str, Any]], slo_ms: float,
          measure: str) -> Knee:
     """The highest load the nodes served within ``slo_ms`` in the steps of
     phase ``measure`` (``minutes.csv`` rows, in order), up to the first
-    step whose nodes' read p99 went over it. Raises
-    :class:`ScenarioError` when no step was within the SLO.
+    minute after a minute within it whose nodes' read p99 went over it.
+    Minutes over the SLO before the first within it are the backlog of
+    what ran before the phase (a warm-up the nodes could not serve, cold
+    JVMs), not the knee: they are left out and counted (``backlog``).
+    Raises :class:`ScenarioError` when no minute was within the SLO.
     """
     best: tuple[float, int] | None = None
-    crossed, steps = False, 0
+    crossed, steps, backlog = False, 0, 0
     for row in rows:
         phase = str(row.get('phase') or '')
         if phase != measure and not phase.startswith(measure + '.'):
@@ -59,6 +63,9 @@ def knee(rows: Iterable[Mapping[str, Any]], slo_ms: float,
             continue
         steps += 1
         if float(p99) > slo_ms:
+            if best is None:
+                backlog += 1
+                continue
             crossed = True
             break
         served = float(reads) + float(writes or 0.0)
@@ -68,7 +75,7 @@ def knee(rows: Iterable[Mapping[str, Any]], slo_ms: float,
         raise ScenarioError(
             'the probe\'s phase %s has no minute within the SLO of %g ms '
             '(%d measured): start its ramp lower' % (measure, slo_ms, steps))
-    return Knee(best[0], best[1], crossed, steps)
+    return Knee(best[0], best[1], crossed, steps, backlog)
 
 
 def factor(found: Knee, scenario: Scenario) -> float:
@@ -85,6 +92,7 @@ def describe(found: Knee, scenario: Scenario, scale: float) -> dict[str, Any]:
             'measured_phase': scenario.probe_measure,
             'knee_ops': round(found.ops, 1), 'knee_minute': found.minute,
             'crossed': found.crossed, 'measured_minutes': found.steps,
+            'backlog_minutes': found.backlog,
             'reference_ops': scenario.reference_ops,
             'scale': round(scale, 4),
             'note': ('' if found.crossed else

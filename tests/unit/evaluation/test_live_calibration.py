@@ -105,6 +105,22 @@ def test_a_probe_that_never_crosses_gives_a_lower_bound():
     assert 'lower bound' in doc['note']
 
 
+def test_minutes_over_the_slo_before_the_first_within_it_are_a_backlog():
+    # the probe of a warm-up the nodes could not serve: its backlog carried
+    # into the first step, the nodes' knee lay after it
+    rows = [_row(1, 'warm', 1000.0, 450.0),
+            _row(2, 'steps.1', 545.0, 112.0),
+            _row(3, 'steps.2', 732.0, 78.0),
+            _row(4, 'steps.3', 1118.0, 86.0, 40.0),
+            _row(5, 'steps.4', 1543.0, 124.0),
+            _row(6, 'steps.5', 1200.0, 95.0)]          # after the crossing
+    k = calib.knee(rows, 100.0, 'steps')
+    assert (k.ops, k.minute, k.crossed, k.steps, k.backlog) == \
+        (1158.0, 4, True, 4, 1)
+    doc = calib.describe(k, scen.parse_scenario(_doc()), 0.58)
+    assert doc['backlog_minutes'] == 1 and doc['knee_minute'] == 4
+
+
 def test_a_probe_over_the_slo_from_its_first_step_is_an_error():
     with pytest.raises(scen.ScenarioError, match='start its ramp lower'):
         calib.knee([_row(1, 'steps.1', 500.0, 140.0)], 100.0, 'steps')
