@@ -67,21 +67,23 @@ predictor_opts = [
         default=0.8,
         min=0.01,
         max=1.0,
-        help='"select" and "hedge": factor applied to the recent errors '
+        help='"select", "hedge" and the hedge inside "switch": factor '
+        'applied to the recent errors '
         'at each new point (a memory of about 1 / (1 - discount) points).',
     ),
     cfg.FloatOpt(
         'eta',
         default=20.0,
         min=0.0,
-        help='"hedge": learning rate, per unit of discounted relative '
-        'error.',
+        help='"hedge" (and the hedge inside "switch"): learning rate, per '
+        'unit of discounted relative error.',
     ),
     cfg.FloatOpt(
         'relative_eta',
         default=0.0,
         min=0.0,
-        help='"hedge": when above 0, the learning rate per unit of a '
+        help='"hedge" (and the hedge inside "switch"): when above 0, the '
+        'learning rate per unit of a '
         'candidate\'s excess error over the best candidate\'s, relative to '
         'the best\'s: weights exp(-relative_eta x (error - best) / best), '
         'which do not depend on how large the errors of a series are. It '
