@@ -30,6 +30,9 @@ FORECASTERS = [
     'arima_010',
     'holt_winters',
 ]
+#: The combination a new deployment uses: the one that measured best
+#: (doc/source/prediction.rst, "Measured accuracy").
+DEFAULT_SELECTION = 'switch'
 
 predictor_opts = [
     cfg.IntOpt(
@@ -50,7 +53,7 @@ predictor_opts = [
     ),
     cfg.StrOpt(
         'selection',
-        default='switch',
+        default=DEFAULT_SELECTION,
         choices=['majority', 'average', 'mean', 'median', 'select', 'hedge',
                  'switch'],
         help='How the ensemble combines its forecasters: "majority" returns '

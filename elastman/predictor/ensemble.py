@@ -41,6 +41,7 @@ import numpy as np
 from oslo_log import log as logging
 
 from elastman.common import loader
+from elastman.conf import predictor as predictor_conf
 from elastman.predictor import combinations
 from elastman.predictor.combinations import WeightedMajority  # noqa: F401
 from elastman.predictor.forecasters.base import NotEnoughHistory
@@ -53,8 +54,8 @@ LOG = logging.getLogger(__name__)
 
 #: The combination rules ``[predictor]selection`` may name.
 MODES = tuple(combinations.COMBINATIONS)
-#: The default rule: the one that measured best (doc/source/prediction.rst).
-DEFAULT_MODE = 'switch'
+#: The default rule, ``[predictor]selection``'s.
+DEFAULT_MODE = predictor_conf.DEFAULT_SELECTION
 #: Name reported when no forecaster could run and the last value is repeated.
 FALLBACK = 'last_value'
 
