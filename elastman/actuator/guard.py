@@ -33,7 +33,9 @@ capacity, :func:`dilution`), and by ``guard_step`` of the
 cluster where it has none or where the model sees no excess; a red round
 takes at least ``guard_step`` unless the cluster's own p99 is green (a few
 hot VMs of a large cluster: growing it by a tenth would lower their load by
-a tenth, and the cluster's clients see no violation). A cool-down does
+a tenth, and the cluster's clients see no violation); by default such a
+round, red through its VMs alone, does not scale out at all
+(:func:`_local`). A cool-down does
 not stop it while the latency keeps rising, nor once the newest round was
 measured a whole interval after the last action ended; an action in flight
 does (one action per cluster at a time), with one exception: a red round
@@ -185,6 +187,10 @@ def evaluate(policy: ScalingPolicy, cluster: dec.ClusterState,
     why = _why(policy, a)
     d = _decision(policy, cluster, a, now, inputs)
     a.decision = d
+    if _local(policy, a):
+        _blocked(d, 'guard: %s, but the cluster\'s own p99 is within the SLO '
+                 '(guard_red_vms_alone is off)' % why, 'cluster_green')
+        return a
     if cluster.action_in_flight:
         if a.colour == RED and cluster.growing is not None and policy.guard_top_up \
                 and not _cluster_green(policy, a):
@@ -250,6 +256,19 @@ def _cluster_green(policy: ScalingPolicy, a: Assessment) -> bool:
     the clients see no violation, whatever a few VMs show.
     """
     return a.cluster_p99 is not None and colour_of(a.cluster_p99, policy) == GREEN
+
+
+def _local(policy: ScalingPolicy, a: Assessment) -> bool:
+    """True for a round red through its VMs alone while the cluster's own
+    p99 is green and ``guard_red_vms_alone`` is off. The clients see no
+    violation; a few VMs far over their own capacity while the others are
+    not are most often an interference episode or a token imbalance, which
+    a step relieves by its share of the cluster (one VM more gives two of
+    377 a 378th less), and the join it starts holds the one action slot
+    the planning loop needs when the load then rises.
+    """
+    return (not policy.guard_red_vms_alone and a.colour == RED
+            and _cluster_green(policy, a))
 
 
 def _top_up(policy: ScalingPolicy, cluster: dec.ClusterState,

@@ -153,6 +153,10 @@ class ScalingPolicy:
     guard_step: float = _field(0.1, _number(0, 10, lo_open=True),
                                'the guard\'s step, as a fraction of the cluster, '
                                'where the model has no boundary')
+    guard_red_vms_alone: bool = _field(
+        False, {'type': 'boolean'},
+        'let VMs above the SLO make the guard scale out while the cluster\'s '
+        'own p99 is within it (off: such a round only holds scale-in)')
     guard_top_up: bool = _field(True, {'type': 'boolean'},
                                 'while a scale-out still creates its servers, '
                                 'a round above the SLO adds to it what the '

@@ -120,10 +120,11 @@ def test_one_vm_far_over_its_capacity_is_diluted_over_the_ring():
     assert a.decision.count == 5
     assert ('the hottest at 1.50 of its capacity: 5 VM(s) to spread its load '
             'under it') in a.decision.reason
-    # not where the cluster's own p99 is green: its clients see no violation
+    # not where the cluster's own p99 is green (its clients see no
+    # violation) and red VMs alone may scale out
     e['n1'] = est(150, 100)
-    green = guard.evaluate(policy(), state(), [rnd([400, 400], cluster=20.0)],
-                           e, NOW)
+    green = guard.evaluate(policy(guard_red_vms_alone=True), state(),
+                           [rnd([400, 400], cluster=20.0)], e, NOW)
     assert green.decision.count == 2      # ceil(2 x 0.875), the sum
     assert 'spread' not in green.decision.reason
 
@@ -144,11 +145,12 @@ def test_red_takes_at_least_the_fixed_step():
 
 
 def test_red_vms_in_a_green_cluster_take_the_models_step():
-    # two VMs of ten above the SLO while the cluster's own p99 is green: the
-    # model's step for the two, not half of the cluster
+    # two VMs of ten above the SLO while the cluster's own p99 is green, and
+    # red VMs alone may scale out: the model's step for the two, not half
+    # of the cluster
     e = {'n0': est(85, 100), 'n1': est(85, 100)}
-    a = guard.evaluate(policy(guard_step=0.5), state(), [rnd([40, 40], cluster=20.0)],
-                       e, NOW)
+    a = guard.evaluate(policy(guard_step=0.5, guard_red_vms_alone=True), state(),
+                       [rnd([40, 40], cluster=20.0)], e, NOW)
     assert a.colour == 'red' and a.decision.count == 1
     assert 'at least the fixed step' not in a.decision.reason
     # the cluster's p99 in the warning band or over the SLO keeps the fixed
@@ -157,6 +159,37 @@ def test_red_vms_in_a_green_cluster_take_the_models_step():
         a = guard.evaluate(policy(guard_step=0.5), state(),
                            [rnd([40, 40], cluster=cluster_p99)], e, NOW)
         assert a.decision.count == 5
+
+
+def test_red_vms_in_a_green_cluster_leave_the_slot_to_the_plan():
+    # two VMs of 300 above the SLO, the cluster's own p99 green: no
+    # scale-out, but no scale-in either
+    e = {'n0': est(85, 100), 'n1': est(85, 100)}
+    a = guard.evaluate(policy(max_size=400), state(300),
+                       [rnd([40, 40], cluster=20.0)], e, NOW)
+    assert a.colour == 'red' and a.blocks_scale_in
+    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'cluster_green')
+    assert 'guard_red_vms_alone is off' in a.decision.reason
+    # the cluster's p99 from the band's start, no cluster p99 measured, or
+    # guard_red_vms_alone on: the guard scales out
+    yellow = guard.evaluate(policy(max_size=400), state(300),
+                            [rnd([40, 40], cluster=30.0)], e, NOW)
+    unmeasured = guard.evaluate(policy(max_size=400), state(300),
+                                [rnd([40, 40])], e, NOW)
+    alone = guard.evaluate(policy(max_size=400, guard_red_vms_alone=True),
+                           state(300), [rnd([40, 40], cluster=20.0)], e, NOW)
+    for other in (yellow, unmeasured, alone):
+        assert other.decision.kind == dec.SCALE_OUT
+    # VMs in the band for guard_intervals rounds still scale out
+    band = guard.evaluate(policy(max_size=400), state(300),
+                          [rnd([30, 30], cluster=20.0)] * 2, e, NOW)
+    assert band.colour == 'yellow' and band.decision.kind == dec.SCALE_OUT
+    # nor does it stop the guard from keeping a scale-in's nodes
+    shrink = guard.evaluate(
+        policy(max_size=400),
+        state(300, action_in_flight=True, shrinking=dec.Shrinking('a1', ['n5'])),
+        [rnd([40, 40], cluster=20.0)], e, NOW)
+    assert shrink.decision.kind == dec.TRIM
 
 
 def test_a_lower_bound_does_not_size_the_step():
@@ -193,10 +226,11 @@ def test_no_top_up_when_the_scale_out_already_adds_the_step():
 
 def test_no_top_up_while_the_cluster_s_own_p99_is_green():
     # two hot VMs of a large cluster: the clients see no violation
-    a = guard.evaluate(policy(guard_step=0.5), growing(0),
-                       [rnd([40, 40], cluster=20.0)], {}, NOW)
-    assert a.colour == 'red'
-    assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, 'in_flight')
+    for alone, blocked in ((True, 'in_flight'), (False, 'cluster_green')):
+        a = guard.evaluate(policy(guard_step=0.5, guard_red_vms_alone=alone),
+                           growing(0), [rnd([40, 40], cluster=20.0)], {}, NOW)
+        assert a.colour == 'red'
+        assert (a.decision.kind, a.decision.blocked_by) == (dec.NONE, blocked)
     a = guard.evaluate(policy(guard_step=0.5), growing(0),
                        [rnd([40, 40], cluster=36.0)], {}, NOW)
     assert (a.decision.kind, a.decision.count) == (dec.SCALE_OUT, 5)
