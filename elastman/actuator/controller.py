@@ -171,8 +171,11 @@ class Controller:
                in_band: list[str], healing: int = 0) -> decision_mod.ClusterState:
         cluster_id = cluster['id']
         unfinished = self.store.actions.unfinished(cluster_id)
-        finished = [a for a in self.store.actions.list(cluster_id, limit=20)
-                    if a['state'] == 'SUCCEEDED']
+        recent = self.store.actions.list(cluster_id, limit=20)
+        finished = [a for a in recent if a['state'] == 'SUCCEEDED']
+        scale_outs = [timestamps.epoch(a['created_at']) for a in recent
+                      if a['kind'] == 'scale_out'
+                      and a['state'] not in ('FAILED', 'ROLLED_BACK')]
         last_action_at = timestamps.epoch(finished[0]['updated_at']) \
             if finished else None
         last_kind = finished[0]['kind'] if finished else None
@@ -185,6 +188,7 @@ class Controller:
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=timestamps.epoch(cluster.get('created_at')),
             in_warning_band=in_band, last_action_kind=last_kind,
+            last_scale_out_at=max(scale_outs, default=None),
             healing=healing, growing=self._growing(unfinished, serving),
             shrinking=self._shrinking(unfinished, serving))
 

@@ -159,6 +159,8 @@ class ClusterState:
     healing: int = 0
     growing: Growing | None = None
     shrinking: Shrinking | None = None
+    #: when the last scale-out was decided (``None``: none in the journal)
+    last_scale_out_at: float | None = None
 
     @property
     def size(self) -> int:
@@ -178,6 +180,9 @@ class VMTerm:
     term: float          # (w - t) / t as used in the sums (0 when not usable)
     target: float = math.nan   # t = (1 - headroom) c_x, what w_x is compared with
     over_capacity: float = 0.0  # (w - c) / c when w > c, the violators' term at capacity
+    #: (w - t') / t' with t' = (1 - scale_in_headroom) c_x, the scale-in's
+    #: sum (``term`` when scale_in_headroom adds no room)
+    in_term: float | None = None
 
 
 @dataclasses.dataclass
@@ -193,6 +198,7 @@ class FlavorNumbers:
     upper_bounds: int = 0
     capped: int = 0
     excess_sum: float = 0.0
+    in_sum: float = 0.0    # the sum a scale-in counts spare VMs from
     violator_excess: float = 0.0
     mean_capacity: float = math.nan
     out_raw: int = 0
@@ -257,7 +263,8 @@ def _clean(value: Any) -> Any:
 
 def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
             beyond_lower: str = 'uncertain', extrapolation: str = 'trust',
-            explore: float = 0.0, violation_at: str = 'target') -> VMTerm:
+            explore: float = 0.0, violation_at: str = 'target',
+            in_headroom: float = 0.0) -> VMTerm:
     """Classify one VM from its capacity estimate (see module docstring)."""
     if est is None:
         return VMTerm(node.node_id, node.flavor, math.nan, math.nan, UNKNOWN, UNKNOWN, 0.0)
@@ -285,6 +292,10 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
         return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
                       cap_term if status == OVER else 0.0, target)
     term = min(max((load - target) / target, -1.0), cap_term)
+    in_term = None
+    if in_headroom > headroom and bound != 'lower':
+        in_target = cap * (1.0 - in_headroom)
+        in_term = min(max((load - in_target) / in_target, -1.0), cap_term)
     # with violation_at='capacity' an exact or upper capacity is the limit; a
     # lower bound (only what the VM was seen to serve) keeps its target
     limit = cap if violation_at == 'capacity' and bound != 'lower' else target
@@ -297,7 +308,8 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
         status = OVER if over else OK
     return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
                   0.0 if status == UNCERTAIN else term, target,
-                  min((load - cap) / cap, cap_term) if status == OVER and load > cap else 0.0)
+                  min((load - cap) / cap, cap_term) if status == OVER and load > cap else 0.0,
+                  None if status == UNCERTAIN else in_term)
 
 
 def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, FlavorNumbers]:
@@ -317,6 +329,7 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
         f.lower_bounds += t.bound == 'lower'
         f.upper_bounds += t.bound == 'upper'
         f.excess_sum += t.term
+        f.in_sum += t.term if t.in_term is None else t.in_term
         if t.status == OVER:
             f.violator_excess += (t.over_capacity if policy.violation_at == 'capacity'
                                   else t.term)
@@ -331,7 +344,7 @@ def flavor_numbers(policy: ScalingPolicy, terms: Iterable[VMTerm]) -> dict[str, 
             f.out_raw = math.ceil(excess - EPS)
         if policy.violation_at == 'capacity' and f.excess_sum > EPS:
             f.out_raw = max(f.out_raw, math.ceil(f.excess_sum - EPS))
-        f.in_raw = max(0, math.floor(-f.excess_sum - policy.beta + EPS))
+        f.in_raw = max(0, math.floor(-f.in_sum - policy.beta + EPS))
     return out
 
 
@@ -399,6 +412,20 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
 
 # -- the decision ------------------------------------------------------------
 
+def scale_in_headroom(policy: ScalingPolicy, cluster: ClusterState,
+                      now: float) -> float:
+    """The scale-in's headroom this period: ``policy.scale_in_headroom``
+    while its time since the last scale-out lasts (always with
+    ``scale_in_headroom_s`` 0), else 0 (the headroom alone).
+    """
+    if policy.scale_in_headroom <= 0 or policy.scale_in_headroom_s <= 0:
+        return policy.scale_in_headroom
+    last = cluster.last_scale_out_at
+    if last is None or now - last >= policy.scale_in_headroom_s:
+        return 0.0
+    return policy.scale_in_headroom
+
+
 def decide(policy: ScalingPolicy, cluster: ClusterState,
            estimates: Mapping[str, Any], now: float,
            inputs: Mapping[str, Any] | None = None) -> Decision:
@@ -414,9 +441,12 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                  floor=policy.floor, max_size=policy.max_size, alpha=policy.alpha,
                  beta=policy.beta, dry_run=policy.dry_run, inputs=dict(inputs or {}))
     cap_term = float(policy.max_vm_excess)
+    in_headroom = scale_in_headroom(policy, cluster, now)
+    if policy.scale_in_headroom > 0:
+        d.inputs.setdefault('scale_in_headroom', in_headroom)
     terms = [vm_term(n, estimates.get(n.node_id), cap_term, policy.headroom,
                      policy.beyond_lower, policy.extrapolation, policy.explore,
-                     policy.violation_at)
+                     policy.violation_at, in_headroom)
              for n in cluster.nodes]
     by_node = {t.node_id: t for t in terms}
     d.vms = terms
@@ -588,7 +618,7 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
         return d
     candidates = [f for f in d.flavors.values() if f.in_raw > 0]
     if not candidates:
-        total = sum(f.excess_sum for f in d.flavors.values())
+        total = sum(f.in_sum for f in d.flavors.values())
         d.reason = ('no action: every VM under capacity, spare %.2f VMs within beta=%g'
                     % (-total, policy.beta))
         return d
@@ -622,7 +652,7 @@ def _scale_in(policy: ScalingPolicy, cluster: ClusterState, d: Decision,
         return d
     d.kind, d.flavor, d.count, d.remove_nodes = SCALE_IN, best.flavor, len(chosen), chosen
     d.reason = ('scale in by %d of %s: no VM over capacity, sum of (w-c)/c %.2f, '
-                'beta=%g' % (len(chosen), best.flavor, best.excess_sum, policy.beta))
+                'beta=%g' % (len(chosen), best.flavor, best.in_sum, policy.beta))
     if clamped_by_fit:
         d.reason += ('; clamped from %d so that at most alpha=%g VM(s) go over '
                      'capacity' % (best.in_raw, policy.alpha_for(cluster.size)))

@@ -55,7 +55,7 @@ PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
               'violation_at': 'target', 'extrapolation': 'trust',
               'max_scale_in_fraction': 1.0, 'guard': False,
               'trend_window_s': 0.0, 'scale_in_hold_s': 0.0,
-              'cleanup': 'after_join'}
+              'scale_in_headroom': 0.0, 'cleanup': 'after_join'}
 
 
 class InvalidPolicy(ValueError):
@@ -111,6 +111,16 @@ class ScalingPolicy:
                                   'cap of one VM\'s (w - c)/c term')
     headroom: float = _field(0.30, _number(0, 1, hi_open=True),
                              'plan each VM for (1 - headroom) of its capacity')
+    scale_in_headroom: float = _field(
+        0.5, _number(0, 1, hi_open=True),
+        'a scale-in leaves each VM at most (1 - scale_in_headroom) of its '
+        'capacity, when that is more room than headroom leaves: a band '
+        'between the scale-out and the scale-in targets, as reactive '
+        'alarms have (0: the headroom alone)')
+    scale_in_headroom_s: float = _field(
+        7200.0, _number(0, 7 * 86400),
+        'seconds after the last scale-out was decided during which '
+        'scale_in_headroom holds (0: always)')
     headroom_per_violation: float = _field(
         0.0, _number(0, 1),
         'headroom added by each minute the cluster\'s own SLO metric was '

@@ -386,6 +386,60 @@ def test_headroom_keeps_more_on_scale_in():
     assert (d.kind, d.count) == (dec.SCALE_IN, 2)
 
 
+def test_scale_in_headroom_widens_the_band_a_scale_in_needs():
+    c, e = cluster([(40, 100)] * 6)
+    # scale-in target 50: 40/50 - 1 = -.2 x6 = -1.2 -> floor(.7) = 0
+    d = dec.decide(policy(headroom=0.2, scale_in_headroom=0.5, scale_in_headroom_s=0),
+                   c, e, NOW)
+    f = d.flavors['m1.small']
+    assert d.kind == dec.NONE and 'spare 1.20 VMs within beta' in d.reason
+    assert f.in_sum == pytest.approx(-1.2) and f.excess_sum == pytest.approx(-3.0)
+    # scale-in target 60: 40/60 - 1 = -1/3 x6 = -2 -> floor(1.5) = 1
+    d = dec.decide(policy(headroom=0.2, scale_in_headroom=0.4, scale_in_headroom_s=0),
+                   c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 1)
+    assert 'sum of (w-c)/c -2.00' in d.reason
+
+
+def test_scale_in_headroom_changes_no_scale_out():
+    specs = [(95, 100), (95, 100), (95, 100), (50, 100)]
+    d = dec.decide(policy(headroom=0.2, scale_in_headroom=0.6), *cluster(specs), NOW)
+    f = d.flavors['m1.small']
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 1)
+    assert f.excess_sum == pytest.approx(0.1875)
+
+
+def test_scale_in_headroom_below_the_headroom_adds_nothing():
+    c, e = cluster([(40, 100)] * 6)
+    d = dec.decide(policy(headroom=0.2, scale_in_headroom=0.1), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 2)
+    assert d.flavors['m1.small'].in_sum == pytest.approx(-3.0)
+    assert all(t.in_term is None for t in d.vms)
+
+
+def test_scale_in_headroom_holds_for_its_time_after_a_scale_out():
+    pol = policy(headroom=0.2, scale_in_headroom=0.5, scale_in_headroom_s=3600)
+    # a scale-out decided 10 minutes ago: the band holds, no scale-in
+    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 600)
+    d = dec.decide(pol, c, e, NOW)
+    assert d.kind == dec.NONE and d.inputs['scale_in_headroom'] == 0.5
+    # two hours ago: the headroom alone, the scale-in of two VMs
+    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 7200)
+    d = dec.decide(pol, c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 2)
+    assert d.inputs['scale_in_headroom'] == 0.0
+    # no scale-out in the journal: the headroom alone too
+    c, e = cluster([(40, 100)] * 6)
+    assert dec.decide(pol, c, e, NOW).kind == dec.SCALE_IN
+
+
+def test_scale_in_headroom_without_a_time_holds_always():
+    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 30 * 86400)
+    pol = policy(headroom=0.2, scale_in_headroom=0.5, scale_in_headroom_s=0)
+    d = dec.decide(pol, c, e, NOW)
+    assert d.kind == dec.NONE and d.inputs['scale_in_headroom'] == 0.5
+
+
 def test_scale_out_count_from_the_violators():
     # the imbalance case: .5 + .5 - .6 x3 = -.8 -> no action by the paper's sum;
     # violators' sum 1.0 -> 1
