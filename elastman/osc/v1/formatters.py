@@ -176,6 +176,9 @@ def decision_bounds(record: Mapping[str, Any]) -> str:
     elif 'alpha' in record:
         parts.append('alpha %s, beta %s' % (record.get('alpha'),
                                             record.get('beta')))
+    band = (record.get('inputs') or {}).get('scale_in_headroom')
+    if band:
+        parts.append('scale-in band %s' % band)
     return '; '.join(parts)
 
 

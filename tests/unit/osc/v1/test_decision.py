@@ -103,3 +103,15 @@ def test_show_names_the_nodes_a_scale_in_in_flight_keeps():
     out = fakes.run(decision.ShowDecision, _client(doc), 'orders')
     assert 'keep n8, n9, which the scale-in in flight a1 has not begun to remove' in \
         ' '.join(fakes.column_text(out, 2).split())
+
+
+def test_show_names_the_scale_in_band_while_it_holds():
+    doc = fakes.decision_doc()
+    doc['record']['inputs']['scale_in_headroom'] = 0.5
+    text = fakes.column_text(fakes.run(decision.ShowDecision, _client(doc),
+                                       'orders'), 2)
+    assert 'headroom 0.2; scale-in band 0.5' in text
+    doc['record']['inputs']['scale_in_headroom'] = 0.0    # lapsed: not shown
+    text = fakes.column_text(fakes.run(decision.ShowDecision, _client(doc),
+                                       'orders'), 2)
+    assert 'scale-in band' not in text
