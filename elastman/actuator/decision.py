@@ -261,6 +261,11 @@ def _clean(value: Any) -> Any:
 
 # -- per-VM and per-flavour numbers -------------------------------------------
 
+def _relative_excess(load: float, target: float, cap_term: float) -> float:
+    """(w - t) / t, at least -1 and at most ``cap_term``."""
+    return min(max((load - target) / target, -1.0), cap_term)
+
+
 def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
             beyond_lower: str = 'uncertain', extrapolation: str = 'trust',
             explore: float = 0.0, violation_at: str = 'target',
@@ -291,11 +296,10 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
             status = OVER
         return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
                       cap_term if status == OVER else 0.0, target)
-    term = min(max((load - target) / target, -1.0), cap_term)
+    term = _relative_excess(load, target, cap_term)
     in_term = None
     if in_headroom > headroom and bound != 'lower':
-        in_target = cap * (1.0 - in_headroom)
-        in_term = min(max((load - in_target) / in_target, -1.0), cap_term)
+        in_term = _relative_excess(load, cap * (1.0 - in_headroom), cap_term)
     # with violation_at='capacity' an exact or upper capacity is the limit; a
     # lower bound (only what the VM was seen to serve) keeps its target
     limit = cap if violation_at == 'capacity' and bound != 'lower' else target
