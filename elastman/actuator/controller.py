@@ -179,6 +179,7 @@ class Controller:
         last_action_at = timestamps.epoch(finished[0]['updated_at']) \
             if finished else None
         last_kind = finished[0]['kind'] if finished else None
+        created_at = timestamps.epoch(cluster.get('created_at'))
         return decision_mod.ClusterState(
             nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                          bool(n.get('seed')),
@@ -186,9 +187,9 @@ class Controller:
                                          removable=executor_mod.removable(n))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
-            started_at=timestamps.epoch(cluster.get('created_at')),
+            started_at=created_at,
             in_warning_band=in_band, last_action_kind=last_kind,
-            last_scale_out_at=max(scale_outs, default=None),
+            last_scale_out_at=max(scale_outs, default=created_at),
             healing=healing, growing=self._growing(unfinished, serving),
             shrinking=self._shrinking(unfinished, serving))
 

@@ -159,7 +159,8 @@ class ClusterState:
     healing: int = 0
     growing: Growing | None = None
     shrinking: Shrinking | None = None
-    #: when the last scale-out was decided (``None``: none in the journal)
+    #: when the cluster last grew: its newest scale-out's decision, or its
+    #: creation before its first (``None``: neither is known)
     last_scale_out_at: float | None = None
 
     @property

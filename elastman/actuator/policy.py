@@ -119,8 +119,9 @@ class ScalingPolicy:
         'alarms have (0: the headroom alone)')
     scale_in_headroom_s: float = _field(
         7200.0, _number(0, 7 * 86400),
-        'seconds after the last scale-out was decided during which '
-        'scale_in_headroom holds (0: always)')
+        'seconds after the last scale-out was decided (before the first, '
+        'after the cluster was created) during which scale_in_headroom '
+        'holds (0: always)')
     headroom_per_violation: float = _field(
         0.0, _number(0, 1),
         'headroom added by each minute the cluster\'s own SLO metric was '

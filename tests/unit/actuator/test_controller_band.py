@@ -10,7 +10,8 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """``scale_in_headroom_s``: the controller reads when the last scale-out
-was decided from the action journal, and the scale-in band holds that long.
+was decided from the action journal, and the scale-in band holds that long;
+before its first scale-out the cluster's creation starts it.
 """
 import datetime
 
@@ -36,21 +37,29 @@ def _at(seconds):
     return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
 
 
-@pytest.mark.parametrize('journal, band', [
+@pytest.mark.parametrize('journal, created, band', [
     # a scale-out decided 10 minutes ago holds the band
     ([{'kind': 'scale_out', 'state': 'SUCCEEDED', 'created_at': _at(seen.NOW - 600),
-       'updated_at': _at(seen.NOW - 300), 'result': {}, 'params': {}}], 0.5),
+       'updated_at': _at(seen.NOW - 300), 'result': {}, 'params': {}}], None, 0.5),
     # one that failed does not; the one before it is two hours old
     ([{'kind': 'scale_out', 'state': 'FAILED', 'created_at': _at(seen.NOW - 600),
        'updated_at': _at(seen.NOW - 300), 'result': {}, 'params': {}},
       {'kind': 'scale_out', 'state': 'SUCCEEDED', 'created_at': _at(seen.NOW - 7200),
-       'updated_at': _at(seen.NOW - 6900), 'result': {}, 'params': {}}], 0.0),
-    ([], 0.0),
+       'updated_at': _at(seen.NOW - 6900), 'result': {}, 'params': {}}], None, 0.0),
+    ([], None, 0.0),
+    # a cluster created 10 minutes ago, which has not grown yet
+    ([], _at(seen.NOW - 600), 0.5),
+    ([], _at(seen.NOW - 7200), 0.0),
+    # a scale-out newer than the creation counts from itself
+    ([{'kind': 'scale_out', 'state': 'SUCCEEDED', 'created_at': _at(seen.NOW - 1800),
+       'updated_at': _at(seen.NOW - 1500), 'result': {}, 'params': {}}],
+     _at(seen.NOW - 5400), 0.5),
 ])
-def test_the_scale_in_band_follows_the_journals_last_scale_out(conf, journal, band):
+def test_the_scale_in_band_follows_the_journals_last_scale_out(conf, journal, created,
+                                                                band):
     store = JournalStore(journal)
     persistence.save_state(store, seen._registry())
-    cluster = {'id': 'c1', 'created_at': None,
+    cluster = {'id': 'c1', 'created_at': created,
                'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0,
                           'scale_in_headroom': 0.5, 'scale_in_headroom_s': 3600}}
     decision = controller_mod.Controller(conf, store).decide(cluster, now=seen.NOW,

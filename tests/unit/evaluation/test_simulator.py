@@ -351,3 +351,25 @@ def test_the_simulated_service_raises_its_headroom_by_the_violated_minutes():
     assert el.policy.headroom == pytest.approx(0.2 + 0.01 * weight)
     assert el.base_policy.headroom == 0.2
     assert 'headroom=0.2 ' in el.describe()
+
+
+def test_the_simulated_scale_in_band_starts_with_the_cluster():
+    """Before its first scale-out the simulated cluster's start is its last
+    growth, as a new cluster's creation is for the controller; then the
+    newest scale-out is.
+    """
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=4)
+    el = pol.make(['elastman'])[0]
+    el.start(c)
+    c.step()
+
+    def last_growth():
+        slots = c.serving_slots()
+        ids = [str(int(k)) for k in c.ordinal[slots]]
+        return el._state(c, slots, ids, ['m1.medium'] * len(ids), []).last_scale_out_at
+
+    assert last_growth() == 0.0
+    c.step()
+    c.apply(sm.Action(add=1, flavor='m1.medium'))
+    assert last_growth() == c.t > 0.0
