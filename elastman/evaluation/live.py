@@ -49,6 +49,7 @@ from oslo_config import cfg
 from oslo_log import log as logging
 
 from elastman.common import ports
+from elastman.common import timestamps
 from elastman.evaluation import live_calibration as calib
 from elastman.evaluation import live_records as rec
 from elastman.evaluation import live_scenario as scen
@@ -293,10 +294,10 @@ class Harness:
         for action in self.store.actions.list(self.cluster_id, limit=20):
             done = action.get('updated_at')
             if (action['kind'] == event and action['state'] == 'SUCCEEDED'
-                    and done is not None and rec.epoch(done) >= started):
+                    and done is not None and timestamps.epoch(done) >= started):
                 self.ended_early.add(phase.name)
                 self.echo('%s done at %.1f min: phase %s ends here' % (
-                    event, (rec.epoch(done) - self.t0) / scen.MINUTE,
+                    event, (timestamps.epoch(done) - self.t0) / scen.MINUTE,
                     phase.name))
                 self.runner.end_phase()
                 return
@@ -353,7 +354,7 @@ class Harness:
         is added to it).
         """
         cluster = self.store.clusters.get(self.cluster_id)
-        created = rec.epoch(cluster['created_at'])
+        created = timestamps.epoch(cluster['created_at'])
         policy = self.scenario.scaling_policy()
         policy['warmup_s'] = float(policy['warmup_s']) + max(0.0, time.time() - created)
         self.store.clusters.update(self.cluster_id, policy=policy)

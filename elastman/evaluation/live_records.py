@@ -21,6 +21,7 @@ import json
 import math
 from typing import Any, Mapping
 
+from elastman.common.timestamps import epoch
 from elastman.evaluation.live_scenario import MINUTE
 from elastman.evaluation.live_scenario import Scenario
 from elastman.evaluation.live_scenario import schedule
@@ -37,14 +38,6 @@ DECISION_FIELDS = ('time', 'minute', 'kind', 'count', 'flavor',
                    'forecast_used', 'reads_forecast', 'reads_forecaster',
                    'writes_forecast', 'writes_forecaster', 'forecast_age_s',
                    'vm_models', 'flavor_models', 'bounds', 'vms', 'reason')
-
-
-def epoch(ts: datetime.datetime | None) -> float | None:
-    if ts is None:
-        return None
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=datetime.timezone.utc)
-    return ts.timestamp()
 
 
 def write_csv(path: str, fields, rows) -> None:
