@@ -189,7 +189,7 @@ class Controller:
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=created_at,
             in_warning_band=in_band, last_action_kind=last_kind,
-            last_scale_out_at=max(scale_outs, default=created_at),
+            last_grown_at=max(scale_outs, default=created_at),
             healing=healing, growing=self._growing(unfinished, serving),
             shrinking=self._shrinking(unfinished, serving))
 

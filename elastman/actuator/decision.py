@@ -161,7 +161,7 @@ class ClusterState:
     shrinking: Shrinking | None = None
     #: when the cluster last grew: its newest scale-out's decision, or its
     #: creation before its first (``None``: neither is known)
-    last_scale_out_at: float | None = None
+    last_grown_at: float | None = None
 
     @property
     def size(self) -> int:
@@ -420,12 +420,12 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
 def scale_in_headroom(policy: ScalingPolicy, cluster: ClusterState,
                       now: float) -> float:
     """The scale-in's headroom this period: ``policy.scale_in_headroom``
-    while its time since the last scale-out lasts (always with
+    for ``scale_in_headroom_s`` after the cluster last grew (always with
     ``scale_in_headroom_s`` 0), else 0 (the headroom alone).
     """
     if policy.scale_in_headroom <= 0 or policy.scale_in_headroom_s <= 0:
         return policy.scale_in_headroom
-    last = cluster.last_scale_out_at
+    last = cluster.last_grown_at
     if last is None or now - last >= policy.scale_in_headroom_s:
         return 0.0
     return policy.scale_in_headroom

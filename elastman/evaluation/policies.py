@@ -431,8 +431,8 @@ class Elastman(Policy):
         return dec.ClusterState(nodes, sim.in_flight, sim.last_action_done,
                                 self.started_at, in_warning_band=in_band,
                                 last_action_kind=sim.actions[-1].kind if sim.actions else None,
-                                last_scale_out_at=next((a.t for a in reversed(sim.actions)
-                                                        if a.kind == 'scale_out'), 0.0),
+                                last_grown_at=next((a.t for a in reversed(sim.actions)
+                                                    if a.kind == 'scale_out'), 0.0),
                                 growing=self._growing(sim), shrinking=self._shrinking(sim))
 
     @staticmethod

@@ -55,8 +55,8 @@ def _at(seconds):
        'updated_at': _at(seen.NOW - 1500), 'result': {}, 'params': {}}],
      _at(seen.NOW - 5400), 0.5),
 ])
-def test_the_scale_in_band_follows_the_journals_last_scale_out(conf, journal, created,
-                                                                band):
+def test_the_scale_in_band_follows_the_clusters_last_growth(conf, journal, created,
+                                                            band):
     store = JournalStore(journal)
     persistence.save_state(store, seen._registry())
     cluster = {'id': 'c1', 'created_at': created,

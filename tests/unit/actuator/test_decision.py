@@ -420,11 +420,11 @@ def test_scale_in_headroom_below_the_headroom_adds_nothing():
 def test_scale_in_headroom_holds_for_its_time_after_a_scale_out():
     pol = policy(headroom=0.2, scale_in_headroom=0.5, scale_in_headroom_s=3600)
     # a scale-out decided 10 minutes ago: the band holds, no scale-in
-    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 600)
+    c, e = cluster([(40, 100)] * 6, last_grown_at=NOW - 600)
     d = dec.decide(pol, c, e, NOW)
     assert d.kind == dec.NONE and d.inputs['scale_in_headroom'] == 0.5
     # two hours ago: the headroom alone, the scale-in of two VMs
-    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 7200)
+    c, e = cluster([(40, 100)] * 6, last_grown_at=NOW - 7200)
     d = dec.decide(pol, c, e, NOW)
     assert (d.kind, d.count) == (dec.SCALE_IN, 2)
     assert d.inputs['scale_in_headroom'] == 0.0
@@ -434,7 +434,7 @@ def test_scale_in_headroom_holds_for_its_time_after_a_scale_out():
 
 
 def test_scale_in_headroom_without_a_time_holds_always():
-    c, e = cluster([(40, 100)] * 6, last_scale_out_at=NOW - 30 * 86400)
+    c, e = cluster([(40, 100)] * 6, last_grown_at=NOW - 30 * 86400)
     pol = policy(headroom=0.2, scale_in_headroom=0.5, scale_in_headroom_s=0)
     d = dec.decide(pol, c, e, NOW)
     assert d.kind == dec.NONE and d.inputs['scale_in_headroom'] == 0.5

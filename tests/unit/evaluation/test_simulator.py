@@ -367,7 +367,7 @@ def test_the_simulated_scale_in_band_starts_with_the_cluster():
     def last_growth():
         slots = c.serving_slots()
         ids = [str(int(k)) for k in c.ordinal[slots]]
-        return el._state(c, slots, ids, ['m1.medium'] * len(ids), []).last_scale_out_at
+        return el._state(c, slots, ids, ['m1.medium'] * len(ids), []).last_grown_at
 
     assert last_growth() == 0.0
     c.step()
