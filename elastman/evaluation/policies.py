@@ -107,11 +107,23 @@ class Policy:
     knob: str | None = None
     sweep: tuple[float, ...] = ()
 
+    #: A second knob a sweep may cross with the first (``--hysteresis``): how
+    #: far below its scale-out point the policy keeps its VMs (a scale-in
+    #: threshold, band or window), and the values it tries; None: none.
+    hysteresis: str | None = None
+    hysteresis_sweep: tuple[float, ...] = ()
+
     def knob_value(self) -> float | None:
         return getattr(self, self.knob) if self.knob else None
 
     def set_knob(self, value: float) -> None:
         setattr(self, self.knob, value)
+
+    def hysteresis_value(self) -> float | None:
+        return getattr(self, self.hysteresis) if self.hysteresis else None
+
+    def set_hysteresis(self, value: float) -> None:
+        setattr(self, self.hysteresis, value)
 
     def initial_size(self, trace: tr.Trace, cfg: SimConfig,
                      flavors: Sequence[Flavor]) -> dict[str, int]:
@@ -157,16 +169,30 @@ class Reactive(Policy):
     """CPU alarms (period mean over serving VMs) with a cool-down, serialised."""
 
     name = 'reactive'
-    #: the scale-out threshold; the sweep keeps scale-in at half of it
+    #: the scale-out threshold; the sweep keeps the scale-in threshold at
+    #: the same fraction of it (half, by default)
     knob = 'high'
     sweep = (50.0, 60.0, 70.0, 80.0, 90.0)
+    #: the scale-in threshold as a fraction of the scale-out one
+    hysteresis = 'low_ratio'
+    hysteresis_sweep = (0.33, 0.5, 0.67)
 
     def __init__(self, high: float = 70.0, low: float = 35.0, step: float = 0.10,
                  cooldown_s: float = 300.0) -> None:
         self.high, self.low, self.step, self.cooldown_s = high, low, step, cooldown_s
 
+    @property
+    def low_ratio(self) -> float:
+        return self.low / self.high
+
+    @low_ratio.setter
+    def low_ratio(self, value: float) -> None:
+        self.low = self.high * value
+
     def set_knob(self, value: float) -> None:
-        self.high, self.low = value, value / 2.0
+        ratio = self.low_ratio
+        self.high = value
+        self.low_ratio = ratio
 
     def control(self, sim):
         if sim.in_flight or (sim.last_action_done is not None
@@ -200,6 +226,9 @@ class TargetTracking(Policy):
     period_s = 60.0
     knob = 'target'
     sweep = (30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0)
+    #: HPA's scale-down stabilisation window (seconds)
+    hysteresis = 'stabilisation_s'
+    hysteresis_sweep = (300.0, 900.0, 1800.0)
 
     def __init__(self, target: float = 60.0, tolerance: float = 0.10,
                  stabilisation_s: float = 300.0) -> None:
@@ -251,15 +280,23 @@ class Elastman(Policy):
     """
 
     period_s = 60.0
-    #: a decision option of the ScalingPolicy (see :meth:`set_knob`)
+    #: decision options of the ScalingPolicy (see :meth:`set_knob`)
     knob = 'headroom'
     sweep = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
+    hysteresis = 'scale_in_headroom'
+    hysteresis_sweep = (0.5, 0.6, 0.7)
 
     def knob_value(self) -> float | None:
         return self.options.get(self.knob, getattr(ScalingPolicy, self.knob))
 
     def set_knob(self, value: float) -> None:
         self.options[self.knob] = value
+
+    def hysteresis_value(self) -> float | None:
+        return self.options.get(self.hysteresis, getattr(ScalingPolicy, self.hysteresis))
+
+    def set_hysteresis(self, value: float) -> None:
+        self.options[self.hysteresis] = value
 
     def __init__(self, predict: bool = True, policy: ScalingPolicy | None = None,
                  params: ModelParams | None = None, probes: int = 4,

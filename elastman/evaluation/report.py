@@ -245,6 +245,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          '(violation %% against VM-hours / oracle) per trace and size')
     ap.add_argument('--values', action='append', default=[], metavar='POLICY=V1,V2,...',
                     help='with --sweep: the knob values of a policy (default: its own)')
+    ap.add_argument('--hysteresis', action='append', default=[],
+                    metavar='POLICY[=V1,V2,...]',
+                    help='with --sweep: cross the policy\'s knob with its second one, '
+                         'how far below its scale-out point it keeps its VMs '
+                         '(reactive: scale-in threshold / scale-out threshold; '
+                         'target: scale-down stabilisation window, s; elastman: '
+                         'scale_in_headroom); values default to its own')
     ap.add_argument('--jobs', type=int, default=1,
                     help='runs in parallel (processes): the policies of a report, '
                          'or with --sweep its runs')
@@ -309,7 +316,8 @@ def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any],
                          args.days, sweep.seeds(args.seed), sweep.parse_values(args.values),
                          max(1, args.jobs),
                          progress=lambda m: print(m, file=sys.stderr, flush=True),
-                         settings=settings, cfg=cfg)
+                         settings=settings, cfg=cfg,
+                         hysteresis=sweep.parse_hysteresis(args.hysteresis))
     except ValueError as e:
         raise SystemExit('simulate --sweep: %s' % e)
     sweep.write(args.out, rows, png=not args.no_png)

@@ -22,6 +22,13 @@ VM-hours are the unit of cost. Per trace and size the sweep writes
 1.05-1.5x band of :mod:`~elastman.evaluation.frontier`); ``sweep.csv`` holds
 every row, ``between.csv`` each frontier at the comparison levels.
 
+``--hysteresis POLICY`` crosses a policy's knob with its second one, how far
+below its scale-out point it keeps its VMs (:attr:`~elastman.evaluation.
+policies.Policy.hysteresis`: reactive's scale-in threshold as a fraction of
+its scale-out one, target tracking's scale-down stabilisation window,
+elastman's scale-in band); its frontier is then the Pareto front over every
+pair of settings.
+
 With several seeds (``--seed 1,2,3``) every setting runs once per seed, each
 against that seed's oracle; ``sweep.csv`` holds every run and the per-trace
 files, the plots and ``between.csv`` the means over the seeds
@@ -47,7 +54,8 @@ from elastman.evaluation import simulator as sim_mod
 from elastman.evaluation import summary
 from elastman.evaluation import traces as tr
 
-FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'default', 'violation_minutes',
+FIELDS = ('trace', 'nodes', 'policy', 'knob', 'value', 'hysteresis', 'value2', 'default',
+          'violation_minutes',
           'violation_pct', 'vm_hours', 'vm_hours_vs_oracle', 'actions', 'max_vms',
           'seed')
 #: What :func:`means` averages over the seeds (``max_vms``: the largest).
@@ -55,40 +63,56 @@ MEAN_FIELDS = ('violation_minutes', 'violation_pct', 'vm_hours', 'vm_hours_vs_or
                'actions')
 
 
-def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None
-                  ) -> list[tuple[str, float | None]]:
-    """(policy, knob value) pairs: each policy over its sweep (or ``values``),
-    None for a policy without a knob. The oracle is always included.
+def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | None = None,
+                  hysteresis: Mapping[str, Sequence[float] | None] | None = None
+                  ) -> list[tuple[str, float | None, float | None]]:
+    """(policy, knob value, second knob value) triples: each policy over its
+    sweep (or ``values``), None for a policy without a knob; a policy named
+    in ``hysteresis`` over every pair of its knob's values and its second
+    knob's (the given ones, or its own with None), the others with None as
+    the second value. The oracle is always included.
     """
-    values = values or {}
-    unknown = set(values) - set(names)
-    if unknown:
-        raise ValueError('--values for policies not swept: %s' % ', '.join(sorted(unknown)))
-    out: list[tuple[str, float | None]] = []
+    values, hysteresis = values or {}, dict(hysteresis or {})
+    for option, given in (('--values', values), ('--hysteresis', hysteresis)):
+        unknown = set(given) - set(names)
+        if unknown:
+            raise ValueError('%s for policies not swept: %s'
+                             % (option, ', '.join(sorted(unknown))))
+    out: list[tuple[str, float | None, float | None]] = []
     names = list(names) + ([] if 'oracle' in names else ['oracle'])
     for name, p in zip(names, pol.make(names)):
+        if name in hysteresis and not (p.knob and p.hysteresis):
+            raise ValueError('policy %s has no second knob to sweep' % name)
         if not p.knob:
             if name in values:
                 raise ValueError('policy %s has no knob to sweep' % name)
-            out.append((name, None))
+            out.append((name, None, None))
             continue
-        out.extend((name, float(v)) for v in values.get(name, p.sweep))
+        seconds: Sequence[float | None] = [None]
+        if name in hysteresis:
+            seconds = [float(v) for v in (hysteresis[name] or p.hysteresis_sweep)]
+        out.extend((name, float(v), w) for v in values.get(name, p.sweep)
+                   for w in seconds)
     return out
 
 
 def _run_one(trace_name: str, nodes: int, days: float | None, seed: int, name: str,
-             value: float | None, settings: Mapping[str, Any],
+             value: float | None, value2: float | None, settings: Mapping[str, Any],
              cfg: sim_mod.SimConfig) -> dict[str, Any]:
     trace = tr.load(trace_name, nodes, days, seed, cfg.hardware)
     p = pol.make([name], options=dict(settings))[0]
-    default = p.knob_value()
+    default, default2 = p.knob_value(), p.hysteresis_value()
     if value is not None:
         p.set_knob(value)
+    if value2 is not None:
+        p.set_hysteresis(value2)
     t0 = time.monotonic()
     res = sim_mod.run(trace, p, cfg, [sim_mod.Flavor('m1.medium')], seed)
     row = summary.summarise(name, res, trace.step_s)
     row.update(trace=trace.name, nodes=nodes, knob=p.knob or '', value=value,
-               default=value is not None and value == default,
+               hysteresis=p.hysteresis if value2 is not None else '', value2=value2,
+               default=(value is not None and value == default
+                        and (value2 is None or value2 == default2)),
                elapsed_s=time.monotonic() - t0, seed=str(seed))
     return row
 
@@ -98,19 +122,23 @@ def run(trace_names: Sequence[str], sizes: Sequence[int], names: Sequence[str],
         values: dict[str, Sequence[float]] | None = None, jobs: int = 1,
         progress: Callable[[str], None] | None = None,
         settings: Mapping[str, Any] | None = None,
-        cfg: sim_mod.SimConfig | None = None) -> list[dict[str, Any]]:
+        cfg: sim_mod.SimConfig | None = None,
+        hysteresis: Mapping[str, Sequence[float] | None] | None = None
+        ) -> list[dict[str, Any]]:
     """Run every setting on every trace, size and seed; rows in a fixed
     order. ``settings`` are scaling policy fields of the elastman policies
-    (their swept knob wins); ``cfg`` the simulated cluster's timings.
+    (their swept knobs win); ``cfg`` the simulated cluster's timings;
+    ``hysteresis`` the policies whose second knob is crossed with the first
+    (:func:`knob_settings`).
     """
-    grid = knob_settings(names, values)
+    grid = knob_settings(names, values, hysteresis)
     fields = dict(settings or {})
     cfg = cfg or sim_mod.SimConfig()
     runs = [int(seed)] if isinstance(seed, int) else [int(s) for s in seed]
     if not runs:
         raise ValueError('no seed to run')
-    tasks = [(t, n, days, sd, name, v, fields, cfg) for t in trace_names for n in sizes
-             for sd in runs for name, v in grid]
+    tasks = [(t, n, days, sd, name, v, w, fields, cfg) for t in trace_names for n in sizes
+             for sd in runs for name, v, w in grid]
     if jobs > 1:
         with concurrent.futures.ProcessPoolExecutor(jobs) as ex:
             futures = [ex.submit(_run_one, *task) for task in tasks]
@@ -142,7 +170,8 @@ def means(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return list(rows)
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
-        groups.setdefault((r['trace'], r['nodes'], r['policy'], r['value']), []).append(r)
+        groups.setdefault((r['trace'], r['nodes'], r['policy'], r['value'],
+                           r.get('value2')), []).append(r)
     out = []
     for group in groups.values():
         row = dict(group[0])
@@ -155,12 +184,20 @@ def means(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def setting(row: Mapping[str, Any]) -> str:
+    """A row's knob value, with its second knob's after a slash."""
+    if row['value'] is None:
+        return ''
+    if row.get('value2') is None:
+        return '%g' % row['value']
+    return '%g/%g' % (row['value'], row['value2'])
+
+
 def _report(row: dict[str, Any], progress: Callable[[str], None] | None) -> None:
     if progress:
-        progress('%-9s %5d %-22s %-8s %6s  viol %6.2f%%  %8.1f VM-h  %6.1f s' % (
-            row['trace'], row['nodes'], row['policy'], row['knob'],
-            '' if row['value'] is None else '%g' % row['value'], row['violation_pct'],
-            row['vm_hours'], row['elapsed_s']))
+        progress('%-9s %5d %-22s %-8s %9s  viol %6.2f%%  %8.1f VM-h  %6.1f s' % (
+            row['trace'], row['nodes'], row['policy'], row['knob'], setting(row),
+            row['violation_pct'], row['vm_hours'], row['elapsed_s']))
 
 
 def curves(rows: Iterable[dict[str, Any]]) -> dict[str, list[tuple[float, float]]]:
@@ -212,7 +249,7 @@ def plot(path: str, rows: Sequence[dict[str, Any]], title: str) -> None:
                        color=color, label=name)
         for r in mine:
             if r['value'] is not None:
-                ax.annotate('%g' % r['value'], (r['vm_hours_vs_oracle'], r['violation_pct']),
+                ax.annotate(setting(r), (r['vm_hours_vs_oracle'], r['violation_pct']),
                             fontsize=7, xytext=(3, 3), textcoords='offset points',
                             fontweight='bold' if r['default'] else 'normal')
     ax.set_xlabel('VM-hours / oracle')
@@ -264,12 +301,11 @@ def write(out: str, rows: Sequence[dict[str, Any]], png: bool = True) -> list[st
 
 
 def format_table(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ['%-9s %5s %-22s %-8s %6s %8s %10s %7s' % (
+    lines = ['%-9s %5s %-22s %-8s %9s %8s %10s %7s' % (
         'trace', 'nodes', 'policy', 'knob', 'value', 'viol.%', 'VM-hours', 'vs.orc')]
     for r in rows:
-        lines.append('%-9s %5d %-22s %-8s %6s %8.2f %10.1f %7.3f%s' % (
-            r['trace'], r['nodes'], r['policy'], r['knob'],
-            '' if r['value'] is None else '%g' % r['value'], r['violation_pct'],
+        lines.append('%-9s %5d %-22s %-8s %9s %8.2f %10.1f %7.3f%s' % (
+            r['trace'], r['nodes'], r['policy'], r['knob'], setting(r), r['violation_pct'],
             r['vm_hours'], r['vm_hours_vs_oracle'], ' *' if r['default'] else ''))
     return '\n'.join(lines)
 
@@ -291,16 +327,34 @@ def parse_values(specs: Sequence[str]) -> dict[str, list[float]]:
     """``POLICY=v1,v2,...`` (repeatable) -> {policy: [values]}."""
     out: dict[str, list[float]] = {}
     for spec in specs:
-        name, sep, vals = spec.partition('=')
-        try:
-            if not sep or not name.strip():
-                raise ValueError
-            out[name.strip()] = [float(v) for v in vals.split(',') if v.strip()]
-        except ValueError:
-            raise ValueError('--values %r: expected POLICY=v1,v2,...' % spec) from None
-        if not out[name.strip()]:
-            raise ValueError('--values %r: no values' % spec)
+        name, values = _policy_values(spec, '--values')
+        if values is None:
+            raise ValueError('--values %r: expected POLICY=v1,v2,...' % spec)
+        out[name] = values
     return out
+
+
+def parse_hysteresis(specs: Sequence[str]) -> dict[str, list[float] | None]:
+    """``POLICY`` or ``POLICY=v1,v2,...`` (repeatable) -> {policy: [values]
+    or None for the policy's own}.
+    """
+    return dict(_policy_values(spec, '--hysteresis') for spec in specs)
+
+
+def _policy_values(spec: str, option: str) -> tuple[str, list[float] | None]:
+    name, sep, vals = spec.partition('=')
+    name = name.strip()
+    if not name:
+        raise ValueError('%s %r: expected POLICY[=v1,v2,...]' % (option, spec))
+    if not sep:
+        return name, None
+    try:
+        values = [float(v) for v in vals.split(',') if v.strip()]
+    except ValueError:
+        raise ValueError('%s %r: expected POLICY=v1,v2,...' % (option, spec)) from None
+    if not values:
+        raise ValueError('%s %r: no values' % (option, spec))
+    return name, values
 
 
 def trace_names(spec: str) -> list[str]:

@@ -16,6 +16,7 @@ import os
 
 import pytest
 
+from elastman.actuator.policy import ScalingPolicy
 from elastman.evaluation import frontier as fr
 from elastman.evaluation import policies as pol
 from elastman.evaluation import report as rep
@@ -52,12 +53,80 @@ def test_set_knob():
 
 def test_settings_add_the_oracle_and_take_values():
     got = sweep.knob_settings(['static', 'target'], {'target': [50, 70]})
-    assert got == [('static', None), ('target', 50.0), ('target', 70.0), ('oracle', None)]
+    assert got == [('static', None, None), ('target', 50.0, None), ('target', 70.0, None),
+                   ('oracle', None, None)]
     assert len(sweep.knob_settings(['reactive'])) == len(pol.Reactive.sweep) + 1
     with pytest.raises(ValueError, match='no knob'):
         sweep.knob_settings(['static'], {'static': [1]})
     with pytest.raises(ValueError, match='not swept'):
         sweep.knob_settings(['target'], {'reactive': [1]})
+
+
+def test_each_baseline_and_elastman_declare_a_second_knob():
+    by = {p.name: p for p in pol.make(pol.ALL)}
+    assert by['reactive'].hysteresis_value() == pytest.approx(0.5)
+    assert by['target'].hysteresis_value() == 300.0
+    assert by['elastman'].hysteresis_value() == ScalingPolicy().scale_in_headroom
+    assert by['static'].hysteresis is None and by['oracle'].hysteresis is None
+    for p in (by['reactive'], by['target'], by['elastman']):
+        assert p.hysteresis_value() in p.hysteresis_sweep
+
+
+def test_set_hysteresis():
+    r = pol.Reactive()
+    r.set_hysteresis(0.33)
+    r.set_knob(90.0)            # the scale-in threshold keeps its fraction
+    assert (r.high, r.low) == (90.0, pytest.approx(29.7))
+    t = pol.TargetTracking()
+    t.set_hysteresis(900.0)
+    assert t.stabilisation_s == 900.0
+    el = pol.make(['elastman'])[0]
+    el.set_knob(0.2)
+    el.set_hysteresis(0.65)
+    cfg = sm.SimConfig()
+    trace = tr.load('ramp', 6, 0.02, 1, cfg.hardware)
+    el.start(sm.SimCluster(trace, cfg, [sm.Flavor('m1.medium')], {'m1.medium': 6}, 1,
+                           el.name))
+    assert (el.policy.headroom, el.policy.scale_in_headroom) == (0.2, 0.65)
+
+
+def test_hysteresis_crosses_the_knob_with_the_second_one():
+    got = sweep.knob_settings(['reactive', 'target'], {'reactive': [60, 80]},
+                              {'reactive': [0.33, 0.5]})
+    assert got[:4] == [('reactive', 60.0, 0.33), ('reactive', 60.0, 0.5),
+                       ('reactive', 80.0, 0.33), ('reactive', 80.0, 0.5)]
+    assert {w for name, _, w in got if name == 'target'} == {None}
+    own = sweep.knob_settings(['target'], {'target': [60]}, {'target': None})
+    assert own[:-1] == [('target', 60.0, w) for w in pol.TargetTracking.hysteresis_sweep]
+    with pytest.raises(ValueError, match='no second knob'):
+        sweep.knob_settings(['oracle', 'target'], None, {'oracle': None})
+    with pytest.raises(ValueError, match='--hysteresis for policies not swept'):
+        sweep.knob_settings(['target'], None, {'reactive': None})
+    assert sweep.parse_hysteresis(['elastman', 'reactive=0.4,0.6']) == {
+        'elastman': None, 'reactive': [0.4, 0.6]}
+    for bad in ('=1', 'target=', 'target=a'):
+        with pytest.raises(ValueError, match='--hysteresis'):
+            sweep.parse_hysteresis([bad])
+
+
+def test_a_second_knob_is_a_setting_of_its_own_in_the_rows_and_the_means(tmp_path):
+    rows = sweep.run(['flash'], [12], ['target'], days=0.15, seed=[1, 2],
+                     values={'target': [60]}, hysteresis={'target': [300, 1800]})
+    assert [(r['seed'], r['value'], r['value2'], r['default']) for r in rows
+            if r['policy'] == 'target'] == [
+        ('1', 60.0, 300.0, True), ('1', 60.0, 1800.0, False),
+        ('2', 60.0, 300.0, True), ('2', 60.0, 1800.0, False)]
+    mean = [r for r in sweep.means(rows) if r['policy'] == 'target']
+    assert [(r['value2'], sweep.setting(r)) for r in mean] == [
+        (300.0, '60/300'), (1800.0, '60/1800')]
+    # the longer window keeps the VMs of a fall longer: more VM-hours
+    assert mean[1]['vm_hours'] > mean[0]['vm_hours']
+    sweep.write(str(tmp_path), rows, png=False)
+    with open(tmp_path / 'sweep-flash-12.csv') as f:
+        got = [r for r in csv.DictReader(f) if r['policy'] == 'target']
+    assert [(r['hysteresis'], r['value2']) for r in got] == [
+        ('stabilisation_s', '300.000'), ('stabilisation_s', '1800.000')]
+    assert 'target' in sweep.format_table(mean) and '60/1800' in sweep.format_table(mean)
 
 
 def test_parse_values_and_sizes():
@@ -160,7 +229,7 @@ def test_the_quantile_level_is_the_margin_of_its_policy():
     assert p.policy.plan_on == 'quantile' and p.policy.headroom == 0.0
     assert p.policy.alpha_fraction == 0.1
     assert sweep.knob_settings(['elastman-quantile-level'])[:2] == [
-        ('elastman-quantile-level', 0.5), ('elastman-quantile-level', 0.6)]
+        ('elastman-quantile-level', 0.5, None), ('elastman-quantile-level', 0.6, None)]
 
 
 @pytest.fixture(scope='module')
@@ -215,6 +284,20 @@ def test_cli(tmp_path, capsys):
                           '--values', 'static=1', '--policies', 'static',
                           '--out', str(tmp_path)])
     with pytest.raises(SystemExit, match='no knob'):
+        args.func(args)
+    args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                          '--days', '0.05', '--policies', 'reactive',
+                          '--values', 'reactive=60', '--hysteresis', 'reactive=0.33,0.67',
+                          '--out', str(tmp_path / 'two'), '--no-png'])
+    assert args.func(args) == 0
+    assert '60/0.33' in capsys.readouterr().out
+    with open(tmp_path / 'two' / 'sweep.csv') as f:
+        assert [r['value2'] for r in csv.DictReader(f) if r['policy'] == 'reactive'] == [
+            '0.330', '0.670']
+    args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
+                          '--hysteresis', 'static', '--policies', 'static',
+                          '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='no second knob'):
         args.func(args)
     args = ap.parse_args(['simulate', '--trace', 'ramp', '--nodes', '8,9',
                           '--out', str(tmp_path)])
