@@ -265,6 +265,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='VMs of a cluster that leave at once (0: every VM of a '
                          'scale-in together; 1: one after the other, as the '
                          'actuator removes them); default %(default)s')
+    ap.add_argument('--interference-per-day', type=float,
+                    default=sim_mod.SimConfig.interference_per_day, metavar='RATE',
+                    help='interference episodes per VM per day (0: none); the '
+                         'oracle foresees them, every other policy meets them; '
+                         'default %(default)s')
     ap.add_argument('--set', action='append', default=[], dest='settings',
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '
@@ -280,11 +285,13 @@ def run_args(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise SystemExit('simulate: %s' % e)
     for option, value in (('--join-slots', args.join_slots),
-                          ('--removal-slots', args.removal_slots)):
-        if value < 0:
-            raise SystemExit('simulate: %s %d: 0 or more' % (option, value))
+                          ('--removal-slots', args.removal_slots),
+                          ('--interference-per-day', args.interference_per_day)):
+        if not value >= 0:
+            raise SystemExit('simulate: %s %g: 0 or more' % (option, value))
     cfg = sim_mod.SimConfig(join_slots=args.join_slots,
-                            removal_slots=args.removal_slots)
+                            removal_slots=args.removal_slots,
+                            interference_per_day=args.interference_per_day)
     if args.sweep:
         return run_sweep(args, settings, cfg)
     try:

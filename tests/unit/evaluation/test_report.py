@@ -132,3 +132,25 @@ def test_cli_and_subparser(tmp_path, capsys):
     assert args.func(args) == 0
     assert 'static' in capsys.readouterr().out
     assert tr.shape('paper').load.max() == pytest.approx(1.0, abs=1e-3)
+
+
+def test_cli_interference_rate(tmp_path, capsys):
+    import argparse
+    ap = argparse.ArgumentParser()
+    rep.add_subparser(ap.add_subparsers())
+    base = ['simulate', '--trace', 'flash', '--nodes', '12', '--days', '0.1',
+            '--policies', 'static', '--no-png']
+    interfered = {}
+    for rate in ('0', '24'):
+        out = tmp_path / rate
+        args = ap.parse_args(base + ['--interference-per-day', rate, '--out', str(out)])
+        assert args.func(args) == 0
+        with open(out / 'timeseries.csv') as f:
+            interfered[rate] = sum(float(r['over_interfered'])
+                                   for r in csv.DictReader(f) if r['policy'] == 'static')
+    capsys.readouterr()
+    # without episodes no VM is ever over its capacity for interference
+    assert interfered['0'] == 0 and interfered['24'] > 0
+    args = ap.parse_args(base + ['--interference-per-day', '-1', '--out', str(tmp_path)])
+    with pytest.raises(SystemExit, match='--interference-per-day -1: 0 or more'):
+        args.func(args)
