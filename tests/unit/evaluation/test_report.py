@@ -122,35 +122,31 @@ def test_another_seed_differs(rows, tmp_path):
         open(os.path.join(first, 'timeseries.csv')).read()
 
 
-def test_cli_and_subparser(tmp_path, capsys):
-    import argparse
-    ap = argparse.ArgumentParser()
-    sub = ap.add_subparsers()
-    rep.add_subparser(sub)
-    args = ap.parse_args(['simulate', '--trace', 'ramp', '--nodes', '6', '--days', '0.1',
-                          '--policies', 'static,target', '--out', str(tmp_path), '--no-png'])
+def test_cli_and_subparser(simulate_cli, tmp_path, capsys):
+    args = simulate_cli.parse_args(['simulate', '--trace', 'ramp', '--nodes', '6',
+                                    '--days', '0.1', '--policies', 'static,target',
+                                    '--out', str(tmp_path), '--no-png'])
     assert args.func(args) == 0
     assert 'static' in capsys.readouterr().out
     assert tr.shape('paper').load.max() == pytest.approx(1.0, abs=1e-3)
 
 
-def test_cli_interference_rate(tmp_path, capsys):
-    import argparse
-    ap = argparse.ArgumentParser()
-    rep.add_subparser(ap.add_subparsers())
-    base = ['simulate', '--trace', 'flash', '--nodes', '12', '--days', '0.1',
-            '--policies', 'static', '--no-png']
-    interfered = {}
-    for rate in ('0', '24'):
-        out = tmp_path / rate
-        args = ap.parse_args(base + ['--interference-per-day', rate, '--out', str(out)])
-        assert args.func(args) == 0
-        with open(out / 'timeseries.csv') as f:
-            interfered[rate] = sum(float(r['over_interfered'])
-                                   for r in csv.DictReader(f) if r['policy'] == 'static')
-    capsys.readouterr()
+def _interfered_minutes(cli, out, rate: str) -> float:
+    """VM-minutes a static cluster spent over its capacity in an episode."""
+    args = cli.parse_args(['simulate', '--trace', 'flash', '--nodes', '12', '--days',
+                           '0.1', '--policies', 'static', '--no-png',
+                           '--interference-per-day', rate, '--out', str(out)])
+    assert args.func(args) == 0
+    with open(out / 'timeseries.csv') as f:
+        return sum(float(r['over_interfered']) for r in csv.DictReader(f))
+
+
+def test_cli_interference_rate(simulate_cli, tmp_path, capsys):
     # without episodes no VM is ever over its capacity for interference
-    assert interfered['0'] == 0 and interfered['24'] > 0
-    args = ap.parse_args(base + ['--interference-per-day', '-1', '--out', str(tmp_path)])
+    assert _interfered_minutes(simulate_cli, tmp_path / 'none', '0') == 0
+    assert _interfered_minutes(simulate_cli, tmp_path / 'many', '24') > 0
+    capsys.readouterr()
+    args = simulate_cli.parse_args(['simulate', '--trace', 'flash', '--nodes', '12',
+                                    '--interference-per-day', '-1', '--out', str(tmp_path)])
     with pytest.raises(SystemExit, match='--interference-per-day -1: 0 or more'):
         args.func(args)

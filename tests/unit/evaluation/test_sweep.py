@@ -10,7 +10,6 @@
 #    License for the specific language governing permissions and limitations
 #    under the License.
 """The frontier sweep on a small trace: settings, knobs and files."""
-import argparse
 import csv
 import os
 
@@ -19,7 +18,6 @@ import pytest
 from elastman.actuator.policy import ScalingPolicy
 from elastman.evaluation import frontier as fr
 from elastman.evaluation import policies as pol
-from elastman.evaluation import report as rep
 from elastman.evaluation import simulator as sm
 from elastman.evaluation import sweep
 from elastman.evaluation import traces as tr
@@ -270,9 +268,8 @@ def test_files_and_their_numbers(flash):
         fr.interpolate(pts, [fr.LOW])[0], abs=1e-3)
 
 
-def test_cli(tmp_path, capsys):
-    ap = argparse.ArgumentParser()
-    rep.add_subparser(ap.add_subparsers())
+def test_cli(simulate_cli, tmp_path, capsys):
+    ap = simulate_cli
     args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
                           '--days', '0.05', '--policies', 'target',
                           '--values', 'target=50,70', '--out', str(tmp_path), '--no-png'])
@@ -309,9 +306,8 @@ def test_cli(tmp_path, capsys):
         args.func(args)
 
 
-def test_cli_settings_change_the_run(tmp_path, capsys):
-    ap = argparse.ArgumentParser()
-    rep.add_subparser(ap.add_subparsers())
+def test_cli_settings_change_the_run(simulate_cli, tmp_path, capsys):
+    ap = simulate_cli
     base = ['simulate', '--trace', 'flash', '--nodes', '12', '--days', '0.1',
             '--policies', 'elastman', '--no-png']
     rows = {}
@@ -357,9 +353,8 @@ def test_seeds_each_against_its_own_oracle_and_frontiers_through_the_means(tmp_p
         fr.interpolate(sweep.curves(mean)['target'], [fr.HIGH])[0], abs=1e-3)
 
 
-def test_cli_seed_list_only_with_sweep(tmp_path, capsys):
-    ap = argparse.ArgumentParser()
-    rep.add_subparser(ap.add_subparsers())
+def test_cli_seed_list_only_with_sweep(simulate_cli, tmp_path, capsys):
+    ap = simulate_cli
     args = ap.parse_args(['simulate', '--sweep', '--trace', 'ramp', '--nodes', '8',
                           '--days', '0.05', '--policies', 'target', '--seed', '1,2',
                           '--values', 'target=60', '--out', str(tmp_path), '--no-png'])
