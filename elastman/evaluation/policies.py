@@ -114,16 +114,23 @@ class Policy:
     hysteresis_sweep: tuple[float, ...] = ()
 
     def knob_value(self) -> float | None:
-        return getattr(self, self.knob) if self.knob else None
+        return self._setting(self.knob) if self.knob else None
 
     def set_knob(self, value: float) -> None:
-        setattr(self, self.knob, value)
+        self._set_setting(self.knob, value)
 
     def hysteresis_value(self) -> float | None:
-        return getattr(self, self.hysteresis) if self.hysteresis else None
+        return self._setting(self.hysteresis) if self.hysteresis else None
 
     def set_hysteresis(self, value: float) -> None:
-        setattr(self, self.hysteresis, value)
+        self._set_setting(self.hysteresis, value)
+
+    def _setting(self, name: str) -> float:
+        """The value of the setting a knob names (an attribute here)."""
+        return getattr(self, name)
+
+    def _set_setting(self, name: str, value: float) -> None:
+        setattr(self, name, value)
 
     def initial_size(self, trace: tr.Trace, cfg: SimConfig,
                      flavors: Sequence[Flavor]) -> dict[str, int]:
@@ -280,23 +287,18 @@ class Elastman(Policy):
     """
 
     period_s = 60.0
-    #: decision options of the ScalingPolicy (see :meth:`set_knob`)
+    #: decision options of the ScalingPolicy (see :meth:`_setting`)
     knob = 'headroom'
     sweep = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
     hysteresis = 'scale_in_headroom'
     hysteresis_sweep = (0.5, 0.6, 0.7)
 
-    def knob_value(self) -> float | None:
-        return self.options.get(self.knob, getattr(ScalingPolicy, self.knob))
+    def _setting(self, name: str) -> float:
+        """A scaling policy field: the option given, else its default."""
+        return self.options.get(name, getattr(ScalingPolicy, name))
 
-    def set_knob(self, value: float) -> None:
-        self.options[self.knob] = value
-
-    def hysteresis_value(self) -> float | None:
-        return self.options.get(self.hysteresis, getattr(ScalingPolicy, self.hysteresis))
-
-    def set_hysteresis(self, value: float) -> None:
-        self.options[self.hysteresis] = value
+    def _set_setting(self, name: str, value: float) -> None:
+        self.options[name] = value
 
     def __init__(self, predict: bool = True, policy: ScalingPolicy | None = None,
                  params: ModelParams | None = None, probes: int = 4,
