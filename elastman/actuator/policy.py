@@ -55,7 +55,8 @@ PAPER_RULE = {'headroom': 0.0, 'scale_out_count': 'sum',
               'violation_at': 'target', 'extrapolation': 'trust',
               'max_scale_in_fraction': 1.0, 'guard': False,
               'trend_window_s': 0.0, 'scale_in_hold_s': 0.0,
-              'scale_in_headroom': 0.0, 'cleanup': 'after_join'}
+              'scale_in_headroom': 0.0, 'headroom_per_violation': 0.0,
+              'cleanup': 'after_join'}
 
 
 class InvalidPolicy(ValueError):
@@ -109,7 +110,7 @@ class ScalingPolicy:
                          'VMs\' worth of spare capacity kept per flavour on scale-in')
     max_vm_excess: float = _field(4.0, _number(0, 1000, lo_open=True),
                                   'cap of one VM\'s (w - c)/c term')
-    headroom: float = _field(0.30, _number(0, 1, hi_open=True),
+    headroom: float = _field(0.325, _number(0, 1, hi_open=True),
                              'plan each VM for (1 - headroom) of its capacity')
     scale_in_headroom: float = _field(
         0.5, _number(0, 1, hi_open=True),
@@ -123,11 +124,11 @@ class ScalingPolicy:
         'after the cluster was created) during which scale_in_headroom '
         'holds (0: always)')
     headroom_per_violation: float = _field(
-        0.0, _number(0, 1),
+        0.01, _number(0, 1),
         'headroom added by each minute the cluster\'s own SLO metric was '
         'above the SLO, decaying with its age (0: a fixed headroom)')
     headroom_memory_s: float = _field(
-        21600.0, _number(60, 7 * 86400),
+        10800.0, _number(60, 7 * 86400),
         'time constant (s) of that decay')
     headroom_max: float = _field(0.5, _number(0, 1, hi_open=True),
                                  'the most the violations raise the headroom to')

@@ -82,7 +82,7 @@ class ModelParams:
     solver: str = 'auto'
     min_cells: int = 20
     recency_half_life: float = 300.0
-    recency_floor: float = 0.0
+    recency_floor: float = 0.03
     prune_conflicts: bool = True
     cell_max_age: float = 0.0
     balanced: bool = False

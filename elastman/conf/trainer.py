@@ -104,7 +104,7 @@ trainer_opts = [
                  help='Seconds after which a sample or cell counts half as '
                       'much as a new one (0: all count alike). Lets a model '
                       'follow a capacity change such as a new neighbour.'),
-    cfg.FloatOpt('recency_floor', default=0.0, min=0.0, max=1.0,
+    cfg.FloatOpt('recency_floor', default=0.03, min=0.0, max=1.0,
                  help='The least weight an old met cell keeps in a fit '
                       '(0: it fades like its samples). Violated cells keep '
                       'weight 1 (keep_violated).'),

@@ -356,10 +356,13 @@ def test_defaults_and_the_paper_rule():
     p = ScalingPolicy()
     assert (p.headroom, p.scale_out_count, p.violation_at, p.beyond_lower,
             p.extrapolation, p.max_scale_in_fraction, p.explore, p.guard) == (
-        0.30, 'violators', 'capacity', 'uncertain', 'lower', 0.1, 0.0, True)
+        0.325, 'violators', 'capacity', 'uncertain', 'lower', 0.1, 0.0, True)
+    # the violations raise the headroom by default, with a 3-hour memory
+    assert (p.headroom_per_violation, p.headroom_memory_s) == (0.01, 10800.0)
     p = ScalingPolicy(**PAPER_RULE)
     assert (p.headroom, p.scale_out_count, p.violation_at, p.extrapolation,
-            p.max_scale_in_fraction, p.guard) == (0.0, 'sum', 'target', 'trust', 1.0, False)
+            p.max_scale_in_fraction, p.guard, p.headroom_per_violation) == (
+        0.0, 'sum', 'target', 'trust', 1.0, False, 0.0)
 
 
 def test_headroom_compares_the_load_with_a_target():

@@ -42,7 +42,7 @@ def test_the_memory_decays_with_its_time_constant():
 
 
 def test_a_fixed_headroom_ignores_the_violations():
-    policy = ScalingPolicy(headroom=0.2)
+    policy = ScalingPolicy(headroom=0.2, headroom_per_violation=0.0)
     assert margin.headroom(policy, 100.0) == 0.2
     assert margin.adapted(policy, 100.0) is policy
     assert margin.memory_s(policy) == 0.0

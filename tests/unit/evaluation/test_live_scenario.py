@@ -59,7 +59,8 @@ def test_held_static_keeps_the_phases_and_pins_the_size():
 
 def test_new_clusters_get_the_recommended_decision_options():
     policy = live_scenario.parse_scenario(_doc()).scaling_policy()
-    assert policy['headroom'] == 0.30
+    assert policy['headroom'] == 0.325
+    assert policy['headroom_per_violation'] == 0.01
     assert policy['scale_out_count'] == 'violators'
     assert policy['violation_at'] == 'capacity'
     assert policy['extrapolation'] == 'lower'
