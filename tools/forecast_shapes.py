@@ -127,6 +127,8 @@ def main(argv: List[str] = None) -> int:
                     help='default [predictor]relative_eta')
     ap.add_argument('--switch-discount', type=float, default=None,
                     help='default [predictor]switch_discount')
+    ap.add_argument('--switch-min-rounds', type=float, default=None,
+                    help='default [predictor]switch_min_rounds')
     ap.add_argument('--quantile-gamma', type=float, default=None,
                     help='step of the upper bound\'s level adaptation '
                     '(default [predictor]quantile_gamma)')

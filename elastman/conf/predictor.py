@@ -102,6 +102,15 @@ predictor_opts = [
         'forecaster (a memory of about 1 / (1 - switch_discount) points).',
     ),
     cfg.FloatOpt(
+        'switch_min_rounds',
+        default=30.0,
+        min=0.0,
+        help='"switch": the (discounted) number of rounds a candidate\'s '
+        'point forecast must have been scored at a lead before it may '
+        'replace hedge\'s there; until then hedge answers. The peak has '
+        'no such minimum.',
+    ),
+    cfg.FloatOpt(
         'tolerance',
         default=0.05,
         min=0.0,

@@ -70,6 +70,7 @@ from elastman.evaluation.simulator import SERVING
 from elastman.evaluation.simulator import SimCluster
 from elastman.evaluation.simulator import SimConfig
 from elastman.evaluation import traces as tr
+from elastman.predictor import combinations
 from elastman.predictor.ensemble import DEFAULT_MODE
 from elastman.predictor.ensemble import Ensemble
 from elastman.predictor.ensemble import MODES as ENSEMBLE_MODES
@@ -680,7 +681,7 @@ SIMULATOR_FIELDS = ('min_size', 'max_size', 'replication_factor', 'slo_threshold
 PREDICTOR_OPTIONS = {'selection': 'mode', 'tolerance': 'tolerance',
                      'penalty': 'penalty', 'weight_floor': 'weight_floor',
                      'quantile': 'quantile', 'quantile_gamma': 'quantile_gamma'}
-COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta', 'switch_discount')
+COMBINATION_OPTIONS = combinations.OPTIONS
 
 
 def ensemble_options(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,6 +67,11 @@ SCOPES = ('both', 'pooled', 'lead')
 #: the actual is no more of a miss than one twice it).
 MAX_ERROR = 1.0
 
+#: The ``[predictor]`` options of the combination rules (each rule takes
+#: those it knows).
+OPTIONS = ('discount', 'eta', 'relative_eta', 'switch_discount',
+           'switch_min_rounds')
+
 
 class WeightedMajority:
     """Weights of a pool of forecasters for one series (Littlestone & Warmuth).
@@ -595,10 +600,16 @@ class Hedge(Select):
 class _MeanLosses:
     """Discounted mean error of each candidate at each lead, over the
     rounds it answered.
+
+    :param min_rounds: the discounted number of scored rounds a candidate
+        other than the first (the reference, which is never left out) needs
+        at a lead before it is judged there.
     """
 
-    def __init__(self, candidates: int, discount: float) -> None:
+    def __init__(self, candidates: int, discount: float,
+                 min_rounds: float = 0.0) -> None:
         self.discount = discount
+        self.min_rounds = float(min_rounds)
         self.loss = np.zeros((candidates, 0))
         self.weight = np.zeros((candidates, 0))
 
@@ -623,12 +634,14 @@ class _MeanLosses:
         """Mean loss per candidate and lead for ``leads`` leads: infinite
         for a candidate with less than half the evidence of the one with
         the most (a forecaster that started late is not judged on
-        a few lucky rounds); a lead never scored borrows the longest
-        scored one; all zero before any scoring.
+        a few lucky rounds) or, but for the first, less than
+        ``min_rounds``; a lead never scored borrows the longest scored
+        one; all zero before any scoring.
         """
         self._grow(leads)
         w = self.weight[:, :leads]
         enough = w >= 0.5 * w.max(axis=0, keepdims=True)
+        enough[1:] &= w[1:] >= self.min_rounds
         mean = np.where(enough & (w > 0),
                         self.loss[:, :leads] / np.maximum(w, 1e-12), np.inf)
         scored = w.max(axis=0) > 0
@@ -665,22 +678,32 @@ class Switch(Combination):
     with the lowest: Hedge until one candidate has been better for long.
     A peak candidate worse than Hedge on the recent errors pooled over the
     leads gives way to Hedge, since a long lead's errors arrive a horizon
-    after a change.
+    after a change. A point candidate is followed only once it has been
+    scored at its lead for ``switch_min_rounds`` (discounted) rounds:
+    until then Hedge answers, so that a series' first rounds do not follow
+    whichever candidate was lucky on a few points. The peak has no such
+    minimum: its long leads are scored a horizon late, and Hedge's peak
+    would stand for that long.
 
     :param switch_discount: factor applied to the long-run errors at each
         new point.
+    :param switch_min_rounds: the discounted number of scored rounds a
+        point candidate needs at a lead before it may replace Hedge there.
     """
 
     name = 'switch'
 
     def __init__(self, names: Sequence[str], switch_discount: float = 0.99,
-                 **options: Any) -> None:
+                 switch_min_rounds: float = 30.0, **options: Any) -> None:
         super().__init__(names)
         if not 0.0 < switch_discount <= 1.0:
             raise ValueError('switch_discount must be in (0, 1]')
+        if switch_min_rounds < 0:
+            raise ValueError('switch_min_rounds must be >= 0')
         self.inner = Hedge(names, **options)
         self.candidates = ['hedge'] + self.inner.candidates
-        self.point = _MeanLosses(len(self.candidates), switch_discount)
+        self.point = _MeanLosses(len(self.candidates), switch_discount,
+                                 switch_min_rounds)
         self.peak = _MeanLosses(len(self.candidates), switch_discount)
         # the peaks' recent errors, pooled over the leads as Hedge's are:
         # a candidate better in the long run but not lately gives way to

@@ -311,7 +311,7 @@ class Ensemble:
 
     :param mode: the combination rule (:data:`MODES`).
     :param combination_options: options of the rule (``discount``, ``eta``,
-        ``relative_eta``, ``switch_discount``).
+        ``relative_eta``, ``switch_discount``, ``switch_min_rounds``).
     :param quantile: level of the forecasts' upper bound.
     :param quantile_gamma: step of the adaptation of the bound's level.
     """
@@ -378,9 +378,8 @@ class Ensemble:
             weight_floor=p.weight_floor,
             quantile=p.quantile,
             quantile_gamma=p.quantile_gamma,
-            combination_options={'discount': p.discount, 'eta': p.eta,
-                                 'relative_eta': p.relative_eta,
-                                 'switch_discount': p.switch_discount},
+            combination_options={name: getattr(p, name)
+                                 for name in combinations.OPTIONS},
         )
 
     @property

@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from elastman.predictor import combinations
 from elastman.predictor import ensemble as ens
 from elastman.predictor import history as history_mod
 
@@ -464,6 +465,10 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help='switch: discount of the long-run errors (default '
              '[predictor]switch_discount)')
     parser.add_argument(
+        '--switch-min-rounds', type=float, default=None,
+        help='switch: scored rounds a point candidate needs before it may '
+             'replace hedge (default [predictor]switch_min_rounds)')
+    parser.add_argument(
         '--quantile', type=float, default=None,
         help='level of the upper bound (default [predictor]quantile)')
     parser.add_argument(
@@ -500,7 +505,7 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 #: The combination options a command line may set over [predictor]'s.
-COMBINATION_OPTIONS = ('discount', 'eta', 'relative_eta', 'switch_discount')
+COMBINATION_OPTIONS = combinations.OPTIONS
 
 
 def combination_options(group: Any, args: Any) -> dict:

@@ -233,6 +233,28 @@ def test_switch_answers_with_hedge_until_a_forecaster_is_better_for_long():
     assert last.chosen == 'good' and last.weights['good'] == 1.0
 
 
+def test_switch_point_waits_for_min_rounds_its_peak_does_not():
+    # 'good' is 0.2% under a flat series, 'bad' 0.4%: hedge's point stays
+    # near 99.7. The point follows 'good' only once it has been scored
+    # for switch_min_rounds discounted rounds (36 rounds at 0.99); the
+    # peak follows it from the second round whatever the minimum
+    def paths_of(t):
+        return {'good': [99.8, 99.8], 'bad': [99.6, 99.6]}
+
+    actual = [100.0] * 60
+    hedge = [c.values[0] for c in _feed('hedge', paths_of, actual)]
+    waited = _feed('switch', paths_of, actual, switch_min_rounds=30)
+    eager = _feed('switch', paths_of, actual, switch_min_rounds=0)
+    assert [c.values[0] for c in waited[:36]] == pytest.approx(hedge[:36])
+    assert max(hedge[1:36]) < 99.71
+    assert [c.values[0] for c in waited[37:]] == pytest.approx([99.8] * 23)
+    assert [c.values[0] for c in eager[1:]] == pytest.approx([99.8] * 59)
+    for run in (waited, eager):
+        assert [c.peak[0] for c in run[1:]] == pytest.approx([99.8] * 59)
+    with pytest.raises(ValueError, match='switch_min_rounds'):
+        cb.make('switch', ['a'], switch_min_rounds=-1)
+
+
 def test_switch_keeps_hedge_where_hedge_is_the_better():
     # the best forecaster changes every 20 points: hedge follows within a
     # few points, every single forecaster is wrong half of the time

@@ -265,6 +265,9 @@ def test_the_configured_default_combination_is_the_ensemble_s():
     conf([], project='elastman')
     assert conf.predictor.selection == ens.DEFAULT_MODE == 'switch'
     assert ens.Ensemble.from_conf(conf).mode == 'switch'
+    conf.set_override('switch_min_rounds', 12.5, group='predictor')
+    switch = ens.Ensemble.from_conf(conf).make_combination()
+    assert switch.point.min_rounds == 12.5 and switch.peak.min_rounds == 0
 
 
 def test_no_loadable_forecaster_is_a_configuration_error():
