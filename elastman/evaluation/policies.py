@@ -676,12 +676,12 @@ class LoadOracle(Oracle):
 SIMULATOR_FIELDS = ('min_size', 'max_size', 'replication_factor', 'slo_threshold_ms')
 
 
-#: ``[predictor]`` options the simulator's forecasts take (``--set
-#: predictor={...}``): the ensemble's own, and the combination's
+#: ``[predictor]`` options of the ensemble the simulator's forecasts take
+#: (``--set predictor={...}``), by their Ensemble argument; the
+#: combination's are :data:`elastman.predictor.combinations.OPTIONS`
 PREDICTOR_OPTIONS = {'selection': 'mode', 'tolerance': 'tolerance',
                      'penalty': 'penalty', 'weight_floor': 'weight_floor',
                      'quantile': 'quantile', 'quantile_gamma': 'quantile_gamma'}
-COMBINATION_OPTIONS = combinations.OPTIONS
 
 
 def ensemble_options(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -696,11 +696,11 @@ def ensemble_options(doc: Mapping[str, Any]) -> dict[str, Any]:
                              % (value, ', '.join(ENSEMBLE_MODES)))
         if name in PREDICTOR_OPTIONS:
             out[PREDICTOR_OPTIONS[name]] = value
-        elif name in COMBINATION_OPTIONS:
+        elif name in combinations.OPTIONS:
             combination[name] = value
         else:
             raise ValueError('--set predictor: unknown option %r (one of %s)' % (
-                name, ', '.join(sorted(set(PREDICTOR_OPTIONS) | set(COMBINATION_OPTIONS)))))
+                name, ', '.join(sorted(set(PREDICTOR_OPTIONS) | set(combinations.OPTIONS)))))
     if combination:
         out['combination_options'] = combination
     return out

@@ -504,16 +504,12 @@ def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     )
 
 
-#: The combination options a command line may set over [predictor]'s.
-COMBINATION_OPTIONS = combinations.OPTIONS
-
-
 def combination_options(group: Any, args: Any) -> dict:
     """The combination rule's options: each of ``args``' values that is
     set, else the ``[predictor]`` option of the same name in ``group``.
     """
     return {name: getattr(group, name) if getattr(args, name) is None
-            else getattr(args, name) for name in COMBINATION_OPTIONS}
+            else getattr(args, name) for name in combinations.OPTIONS}
 
 
 def _command(args: Optional[Any] = None) -> int:
