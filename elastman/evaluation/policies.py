@@ -23,7 +23,8 @@ interference index.
   Senlin scaling policy do (+-10% of the cluster per alarm).
 * ``target``: target tracking like the Kubernetes HPA (CPU target, 10%
   tolerance, 5-minute scale-down stabilisation).
-* ``elastman-noprediction`` / ``elastman`` (with :data:`TUNED`) and
+* ``elastman-noprediction`` / ``elastman`` (a new cluster's
+  :class:`~elastman.actuator.policy.ScalingPolicy` defaults) and
   ``elastman-paper`` (OnlineElastMan's rule, with prediction): the real decision
   (:func:`elastman.actuator.decision.decide`), the real online capacity model
   (:class:`~elastman.capacity.registry.ModelRegistry`) and, for
