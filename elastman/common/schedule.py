@@ -48,3 +48,13 @@ def is_due(now: float, last: float | None, period: float,
         return now - last >= period
     return now - last >= period / 2 and \
         math.floor((now - phase) / period) > math.floor((last - phase) / period)
+
+
+def grid_end(now: float, phase: float, step: float, lead: float = 0.0) -> float:
+    """The newest point at or before ``now`` of the grid
+    ``phase - lead + k * step``: where a bucket of ``step`` s ends so that
+    it closes ``lead`` s before the step of ``phase`` (e.g. a forecast of
+    control-period means made one round before the planning it feeds).
+    """
+    origin = phase - lead
+    return origin + math.floor((now - origin) / step) * step

@@ -39,9 +39,24 @@ predictor_opts = [
         'period',
         default=60,
         min=1,
-        help='Seconds between two forecasting rounds.  The history of '
-        'each series is sampled at this interval, so it is also '
-        'the length of one forecast step.',
+        help='Seconds between two forecasting rounds.  A round forecasts '
+        'each cluster whose newest bucket of [predictor] step seconds '
+        'has closed since its last forecast.',
+    ),
+    cfg.IntOpt(
+        'step',
+        default=300,
+        min=0,
+        help='Seconds of load each point of a forecast series averages: '
+        'the length of one forecast step.  The default is the actuator\'s '
+        'default control period: each cluster\'s buckets end one '
+        '[predictor] period before its planning phase of the control '
+        'period, so the planning loop plans on a forecast of '
+        'control-period means at most a round or two old, which the '
+        'simulator measured better than a forecast of one-minute points '
+        '(doc/source/slo-first.rst, "The same code in the simulator").  '
+        'It should equal the clusters\' control_period_s.  0: one point '
+        'per round ([predictor] period), each bucket ending at the round.',
     ),
     opts.round_budget_opt('the period', 'predictor', 'forecast'),
     cfg.ListOpt(
@@ -165,8 +180,8 @@ predictor_opts = [
         min=10,
         help='Points of history kept per cluster and metric (a sliding '
         'window: the cost of a round does not grow with the age of '
-        'the cluster).  2.8 days at the default period of 60 s; two '
-        'weeks at a 5-minute period.',
+        'the cluster).  Two weeks at the default step of 300 s; 2.8 '
+        'days at one of 60 s.',
     ),
     cfg.IntOpt(
         'horizon',

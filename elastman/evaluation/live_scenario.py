@@ -40,7 +40,8 @@ MINUTE = 60.0
 DEFAULT_ELASTMAN = {
     'monitor': {'sampling_interval': 10},
     'trainer': {'update_period': 60},
-    'predictor': {'period': 30, 'horizon': 10},
+    # a forecast step of the policy's control period
+    'predictor': {'period': 30, 'step': 60, 'horizon': 10},
     'actuator': {'control_period': 60, 'join_timeout': 420,
                  'forecast_max_age': 300},
 }

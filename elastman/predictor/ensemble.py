@@ -297,6 +297,13 @@ def load_forecaster_classes(
     return loader.classes(NAMESPACE, '[predictor] forecasters', names)
 
 
+def series_step(conf: Any) -> int:
+    """Seconds of one point of a forecast series: ``[predictor] step``, or
+    with 0 the round's ``[predictor] period``.
+    """
+    return int(conf.predictor.step or conf.predictor.period)
+
+
 class Ensemble:
     """Forecasts many series: a :class:`SeriesPredictor` per key.
 
@@ -359,13 +366,15 @@ class Ensemble:
 
     @classmethod
     def from_conf(cls, conf: Any) -> 'Ensemble':
-        """Build from the ``[predictor]`` option group."""
+        """Build from the ``[predictor]`` option group (the seasons in
+        steps of :func:`series_step`).
+        """
         p = conf.predictor
-        period = float(p.period)
+        step = float(series_step(conf))
         seasons = [
-            int(round(s / period))
+            int(round(s / step))
             for s in p.seasonal_periods
-            if s >= 2 * period
+            if s >= 2 * step
         ]
         return cls(
             names=p.forecasters,

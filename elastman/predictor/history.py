@@ -56,16 +56,26 @@ def regularise(
 ) -> np.ndarray:
     """Average samples into buckets of ``step`` s; empty buckets are NaN.
 
-    The last bucket ends at ``end`` (default: the last timestamp).
+    With ``end``, the buckets end on the grid ``end - k * step``, each
+    holding the samples after its start up to its end, and samples after
+    ``end`` are left out. Without it the buckets start at the first
+    sample, and the last holds the last sample.
     """
     t = np.asarray(timestamps, dtype=float)
     v = np.array([np.nan if x is None else x for x in values], dtype=float)
+    if end is not None:
+        keep = t <= float(end)
+        t, v = t[keep], v[keep]
     if t.size == 0:
         return np.empty(0)
-    end = float(t.max()) if end is None else float(end)
-    start = float(t.min())
-    n = int(np.floor((end - start) / step)) + 1
-    idx = np.clip(np.floor((t - start) / step).astype(int), 0, n - 1)
+    if end is not None:
+        back = np.floor((float(end) - t) / step + 1e-9).astype(int)
+        n = int(back.max()) + 1
+        idx = n - 1 - back
+    else:
+        start = float(t.min())
+        n = int(np.floor((float(t.max()) - start) / step)) + 1
+        idx = np.clip(np.floor((t - start) / step).astype(int), 0, n - 1)
     good = np.isfinite(v)
     sums = np.bincount(idx[good], weights=v[good], minlength=n)
     counts = np.bincount(idx[good], minlength=n)

@@ -14,14 +14,22 @@
 Every ``[predictor] period`` seconds, for every cluster whose lease it holds,
 it reads the cluster's workload rows that are new since its last round from
 the store (:mod:`elastman.predictor.window` keeps the rest of the history
-window), buckets them to the period, lets the ensemble score the
-forecasters on the points that arrived since the last round, forecasts the
+window) and, once a bucket of ``[predictor] step`` seconds has closed since
+its last forecast, averages them into those buckets, lets the ensemble
+score the forecasters on the points that arrived since, forecasts the
 horizon, and stores the forecast (in ``forecasts``, where the actuator reads
 it) with the chosen forecaster and all weights. The selectors' weights and
 the forecasters' estimated parameters are stored too (the large states,
 e.g. Holt-Winters' season, after each of their full fits only), so a
 restarted predictor keeps what it learnt and re-filters instead of
 re-estimating.
+
+A cluster's buckets lie on the grid of its planning phase
+(:func:`elastman.common.schedule.phase_of` of the step, as the actuator
+plans it) less one ``period``: each closes one round before the
+actuator's planning loop, which so reads a forecast of control-period
+means made a round or two before (:func:`bucket_end`). With ``step`` 0 a
+point is one ``period``, each bucket ending at the round.
 """
 from __future__ import annotations
 
@@ -35,6 +43,7 @@ from typing import Any
 from oslo_log import log as logging
 
 from elastman.common import exception
+from elastman.common import schedule
 from elastman.common import timestamps
 from elastman.predictor import ensemble as ensemble_mod
 from elastman.predictor.forecasters import base as forecaster_base
@@ -80,7 +89,22 @@ class PredictorManager(sharing.SharedManager):
         need = self.conf.actuator.control_period + \
             self.conf.actuator.join_timeout
         return max(self.conf.predictor.horizon,
-                   math.ceil(need / self.conf.predictor.period))
+                   math.ceil(need / self.step))
+
+    @property
+    def step(self) -> float:
+        """Seconds of one point of a forecast series."""
+        return float(ensemble_mod.series_step(self.conf))
+
+    def bucket_end(self, cluster_id: str, now: float) -> float:
+        """Where the newest bucket of ``cluster_id`` that has closed by
+        ``now`` ends.
+        """
+        step, period = self.step, float(self.conf.predictor.period)
+        if not self.conf.predictor.step:
+            return now - (now % step)
+        return schedule.grid_end(now, schedule.phase_of(cluster_id, step),
+                                 step, lead=period)
 
     @property
     def round_budget(self) -> float:
@@ -112,22 +136,24 @@ class PredictorManager(sharing.SharedManager):
     def predict_cluster(self, cluster: dict, now: float | None = None
                         ) -> dict[str, ensemble_mod.Forecast]:
         now = time.time() if now is None else now
-        period = float(self.conf.predictor.period)
+        step = self.step
         cluster_id = str(cluster['id'])
+        end = self.bucket_end(cluster_id, now)
+        if all(self._last_bucket.get((cluster_id, m)) == end for m in METRICS):
+            return {}                   # no bucket closed since the last
         stamps, values = self._workload(cluster, now)
         if not len(stamps):
             return {}
-        end = now - (now % period)
         forecasts = {}
         with self._lock:
             for metric in METRICS:
                 key = (cluster_id, metric)
                 series = history_mod.regularise(stamps, values[metric],
-                                                period, end=end)
+                                                step, end=end)
                 self._load_state(key)
                 last = self._last_bucket.get(key)
                 advanced = 1 if last is None else max(
-                    0, int(round((end - last) / period)))
+                    0, int(round((end - last) / step)))
                 if advanced == 0:
                     continue
                 forecast = self.ensemble.predict(key, series,
@@ -140,7 +166,7 @@ class PredictorManager(sharing.SharedManager):
                 made_at = datetime.datetime.fromtimestamp(
                     now, datetime.timezone.utc)
                 self.store.forecasts.add(cluster['id'], metric, made_at,
-                                         int(period), forecast.values,
+                                         int(step), forecast.values,
                                          forecast.chosen or 'none',
                                          forecast.weights,
                                          upper=forecast.upper,
@@ -160,7 +186,7 @@ class PredictorManager(sharing.SharedManager):
         monitor or predictor periods, for rows written late) are read.
         """
         period = float(self.conf.predictor.period)
-        start = now - self.conf.predictor.history_window * period
+        start = now - self.conf.predictor.history_window * self.step
         cluster_id = str(cluster['id'])
         window = self._windows.get(cluster_id)
         if window is None or (len(window) and window.ts[-1] > now):
@@ -190,7 +216,8 @@ class PredictorManager(sharing.SharedManager):
             last = self.store.models.latest_version(scope, name)
         version = self.store.models.put(scope, name, last + 1,
                                         json.dumps(document).encode(),
-                                        params={'last_bucket': end})
+                                        params={'last_bucket': end,
+                                                'step': self.step})
         self._versions[(scope, key)] = version
         self.store.models.prune(scope, name, 2, latest=version)
 
@@ -200,6 +227,15 @@ class PredictorManager(sharing.SharedManager):
         try:
             row = self.store.models.get(STATE_SCOPE, '%s/%s' % key)
         except exception.NotFound:
+            return
+        # a state learnt on another step (one stored before the option
+        # was: a round's period) forecast other points: start again
+        stored_step = float(row['params'].get('step')
+                            or self.conf.predictor.period)
+        if stored_step != self.step:
+            LOG.info('predictor state of %s/%s was learnt on %g s steps, '
+                     'not %g s: starting again', key[0], key[1],
+                     stored_step, self.step)
             return
         fitted = None
         try:

@@ -110,9 +110,14 @@ def _dt(ts):
 def _loop(conf, store, cluster, now):
     trainer_manager.TrainerManager(conf, store=store).train_cluster(
         cluster, now=now)
-    predictor = predictor_manager.PredictorManager(conf, store=store)
-    for minutes_ago in range(30, -1, -1):   # the forecasters earn weights
-        predictor.predict_cluster(cluster, now=now - 60 * minutes_ago)
+    # a forecast step of the clusters' control period (60 s)
+    conf.set_override('step', 60, 'predictor')
+    try:
+        predictor = predictor_manager.PredictorManager(conf, store=store)
+        for minutes_ago in range(30, -1, -1):   # the forecasters earn weights
+            predictor.predict_cluster(cluster, now=now - 60 * minutes_ago)
+    finally:
+        conf.clear_override('step', 'predictor')
     driver = FakeDriver(conf)
     for node in store.nodes.list(cluster['id']):   # the cluster's servers
         driver.servers[node['server_id']] = compute.Server(

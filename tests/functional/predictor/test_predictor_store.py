@@ -14,7 +14,9 @@ import datetime
 import json
 
 import numpy as np
+import pytest
 
+from elastman.common import schedule
 from elastman.predictor import combinations
 from elastman.predictor import manager as predictor_manager
 
@@ -23,6 +25,7 @@ T0 = datetime.datetime(2026, 11, 1, 0, 0, tzinfo=datetime.timezone.utc)
 
 def test_forecasts_stored_with_weights_and_resumed(conf, store):
     conf.set_override('period', 60, 'predictor')
+    conf.set_override('step', 0, 'predictor')       # a point per round
     try:
         cluster = store.clusters.create('p', 'c', spec={})
         rng = np.random.default_rng(0)
@@ -78,6 +81,50 @@ def test_forecasts_stored_with_weights_and_resumed(conf, store):
         assert second.predict_cluster(cluster, now=now + 300) == {}
     finally:
         conf.clear_override('period', 'predictor')
+        conf.clear_override('step', 'predictor')
+
+
+def test_forecasts_control_period_means_ending_a_round_before_planning(
+        conf, store):
+    """With the default step, a cluster's buckets end one predictor period
+    before its planning phase of the control period, and a round forecasts
+    it only once a new bucket has closed.
+    """
+    step, period = conf.predictor.step, conf.predictor.period
+    assert (step, period) == (300, 60)
+    cluster = store.clusters.create('p', 'grid', spec={})
+    cluster_id = str(cluster['id'])
+    for i in range(240):
+        store.samples.add_cluster_workload(
+            cluster['id'], T0 + datetime.timedelta(minutes=i),
+            1000 + 10 * i, 100.0, 3, 3)
+    phase = schedule.phase_of(cluster_id, step)
+    end = schedule.grid_end(T0.timestamp() + 240 * 60, phase, step, period)
+    # the planning phase the actuator uses lies one period after the end
+    assert (end + period - phase) % step == pytest.approx(0.0)
+    manager = predictor_manager.PredictorManager(conf, store=store)
+    forecasts = manager.predict_cluster(cluster, now=end + 10)
+    assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
+    row = store.forecasts.latest(cluster['id'], 'reads_per_s')
+    assert row['step_s'] == step
+    # its newest point is the mean of the five minutes up to the end
+    state = store.models.get(predictor_manager.STATE_SCOPE,
+                             '%s/reads_per_s' % cluster_id)
+    assert state['params'] == {'last_bucket': end, 'step': step}
+    minutes = (end - T0.timestamp()) / 60
+    assert forecasts['reads_per_s'].values[0] > 1000 + 10 * (minutes - 3)
+    # within the same bucket nothing is forecast; at the next end, again
+    assert manager.predict_cluster(cluster, now=end + step - 1) == {}
+    assert set(manager.predict_cluster(cluster, now=end + step)) == {
+        'reads_per_s', 'writes_per_s'}
+    # a predictor set to another step does not take up this state
+    conf.set_override('step', 0, 'predictor')
+    try:
+        other = predictor_manager.PredictorManager(conf, store=store)
+        other._load_state((cluster_id, 'reads_per_s'))
+        assert (cluster_id, 'reads_per_s') not in other._last_bucket
+    finally:
+        conf.clear_override('step', 'predictor')
 
 
 def test_bad_history_gives_a_forecast_not_an_exception(conf, store):
@@ -99,6 +146,7 @@ def test_a_round_reads_only_the_rows_since_the_last_one(
     rows as a predictor that reads the whole window.
     """
     conf.set_override('period', 60, 'predictor')
+    conf.set_override('step', 0, 'predictor')
     try:
         cluster = store.clusters.create('p', 'c', spec={})
         rng = np.random.default_rng(1)
@@ -141,3 +189,4 @@ def test_a_round_reads_only_the_rows_since_the_last_one(
             whole._windows[key[0]].values['reads_per_s'].tolist()
     finally:
         conf.clear_override('period', 'predictor')
+        conf.clear_override('step', 'predictor')

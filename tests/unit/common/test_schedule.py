@@ -56,3 +56,14 @@ def test_the_phases_of_many_clusters_spread_over_the_rounds():
     # about 100 in each 30-s round; none empty, none with twice its share
     assert min(per_round) > 50 and max(per_round) < 200, per_round
     assert schedule.phase_of('c', period) == schedule.phase_of('c', period)
+
+
+def test_grid_end_is_the_newest_grid_point_a_lead_before_the_phase():
+    # the grid 100 - 60 + k * 300: ..., -260, 40, 340, 640, ...
+    assert schedule.grid_end(40.0, 100.0, 300.0, lead=60.0) == 40.0
+    assert schedule.grid_end(339.0, 100.0, 300.0, lead=60.0) == 40.0
+    assert schedule.grid_end(340.0, 100.0, 300.0, lead=60.0) == 340.0
+    assert schedule.grid_end(30.0, 100.0, 300.0, lead=60.0) == -260.0
+    # without a lead, the phase's own grid
+    assert schedule.grid_end(1000.0, 100.0, 300.0) == 1000.0
+    assert schedule.grid_end(999.0, 100.0, 300.0) == 700.0

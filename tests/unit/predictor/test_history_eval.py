@@ -46,6 +46,18 @@ def test_regularise_buckets_and_marks_gaps():
     assert np.isnan(out[3])
 
 
+def test_regularise_to_an_end_buckets_on_its_grid_and_leaves_later_out():
+    stamps = [0, 60, 110, 250, 290, 310]
+    out = history.regularise(stamps, [1.0, 2.0, 3.0, 4.0, 6.0, 99.0],
+                             step=100, end=290)
+    # (-10, 90], (90, 190], (190, 290]; 310 is after the end
+    assert out.tolist() == [1.5, 3.0, 5.0]
+    # a sample on a bucket's end belongs to that bucket
+    assert history.regularise([90, 190], [1.0, 2.0], step=100,
+                              end=190).tolist() == [1.0, 2.0]
+    assert history.regularise([300], [1.0], step=100, end=290).size == 0
+
+
 def test_history_window_is_bounded():
     h = history.History(maxlen=5, values=range(10))
     h.append(None)
