@@ -87,6 +87,28 @@ INTERFERENCE_MODES = ('scale', 'dimension', 'never')
 #: The join time the actuator assumes before it has clocked one
 #: (``[actuator] join_timeout``'s default).
 JOIN_DEFAULT_S = 900.0
+#: When elastman's forecast is made (``SimConfig.forecast_at``): at each
+#: decision, from the control period just ended; or as the service's
+#: predictor makes it at its default ``[predictor] step``: control-period
+#: means, the newest ending one minute (a predictor round) before the point
+#: of the control period's grid, one forecast a grid point, which a plan
+#: made between two grid points (as an action ends) uses too.
+FORECAST_AT = ('decision', 'grid')
+#: Steps the service's predictor forecasts (``[predictor] horizon``'s
+#: default, more than a control period and a join at a 300 s step).
+GRID_STEPS = 10
+
+
+def grid_means(loads: Sequence[float], upto: int, every: int) -> list[float]:
+    """Means of ``every`` consecutive values of ``loads[:upto]``, the
+    newest ending at ``upto``; older values that do not fill a mean are
+    left out.
+    """
+    count = max(0, upto) // every
+    if not count:
+        return []
+    values = np.asarray(loads[upto - count * every:upto], dtype=float)
+    return values.reshape(count, every).mean(axis=1).tolist()
 
 
 def needed_vms(trace: tr.Trace, cfg: SimConfig, flavor: Flavor, utilisation: float,
@@ -281,9 +303,12 @@ class Elastman(Policy):
     hottest first) and the flavour model answers for every other VM, as the
     registry does for any VM without enough cells of its own. With ``prior``
     the flavour starts from the model another cluster of the same flavour
-    learnt (:func:`elastman.evaluation.priors.flavor_prior`).
-    ``interference`` is how the capacity model takes the host agents'
-    interference index, as ``[trainer] interference_feature`` says: ``scale``
+    learnt (:func:`elastman.evaluation.priors.flavor_prior`). The forecast
+    is of the control periods' means, made at each decision from the period
+    just ended, or with ``SimConfig.forecast_at`` ``grid`` as the service's
+    predictor makes it (:data:`FORECAST_AT`). ``interference`` is how the
+    capacity model takes the host agents' interference index, as
+    ``[trainer] interference_feature`` says: ``scale``
     (it scales the load), ``dimension`` (a feature) or ``never``; the samples
     and the loads the model is asked about carry the index either way.
     """
@@ -355,6 +380,13 @@ class Elastman(Policy):
                               // sim.trace.step_s) + 1))
         self.joins = planning.JoinClock()
         self.joining: list[tuple[float, str, list[int]]] = []
+        # each minute's load, for the forecast made as the service's
+        # predictor makes it (forecast_at grid)
+        keep = 601 * self.every
+        self.minute_total: collections.deque = collections.deque(maxlen=keep)
+        self.minute_reads: collections.deque = collections.deque(maxlen=keep)
+        self.grid_at: int | None = None
+        self.grid_forecast: tuple[Any, float] | None = None
         self.last_guard_level: float | None = None
         self.last_plan_at = -math.inf
         self.started_at: float | None = 0.0
@@ -413,6 +445,9 @@ class Elastman(Policy):
         cluster_p99 = (aggregate_p99(sim.obs_p99[sampled], reads)
                        if len(sampled) and reads.sum() > 0 else None)
         self.load_points.append((t, float(reads.sum() + sim.obs_writes[sampled].sum())))
+        if sim.cfg.forecast_at == 'grid':
+            self.minute_total.append(self.load_points[-1][1])
+            self.minute_reads.append(float(reads.sum()))
         for at, minutes in margin.violated_minutes(
                 [(t, cluster_p99)], self.base_policy.slo_threshold_ms, sim.trace.step_s):
             self.violations.add(at, minutes)
@@ -437,15 +472,17 @@ class Elastman(Policy):
                 pending.append((t0, flavor, ordinals, joined))
         self.joining = pending
 
-    def _planned(self, fc) -> float:
+    def _planned(self, fc, steps: int | None = None) -> float:
         """The peak the policy plans on (``plan_on``): the forecast's or
-        its upper quantile.
+        its upper quantile, within its first ``steps`` steps (all).
         """
         if self.policy.plan_on == 'quantile' and fc.upper:
-            return max(fc.upper)
-        return max(fc.peak or fc.values)
+            return max(fc.upper[:steps])
+        return max((fc.peak or fc.values)[:steps])
 
     def _forecast(self, sim: SimCluster, horizon: int) -> tuple[dict[str, float], str]:
+        if self.predict and sim.cfg.forecast_at == 'grid':
+            return self._grid_forecast(sim, horizon)
         reads, writes = sim.period_reads, sim.period_writes
         if not self.predict or not reads:
             return {}, 'current'
@@ -463,6 +500,31 @@ class Elastman(Policy):
             out[key] = self._planned(fc)
             chosen.append(fc.chosen or '-')
         return out, '/'.join(chosen)
+
+    def _grid_forecast(self, sim: SimCluster, horizon: int
+                       ) -> tuple[dict[str, float], str]:
+        """The forecast as the service's predictor makes it
+        (:data:`FORECAST_AT` ``grid``): of the total load, split by the
+        newest mean's read share.
+        """
+        point = sim.minute - sim.minute % self.every
+        if self.grid_at != point:
+            totals, minute_reads = list(self.minute_total), list(self.minute_reads)
+            # the minutes observed up to one minute before the grid point
+            upto = len(totals) - 1 - (sim.minute - point)
+            history = grid_means(totals, upto, self.every)
+            if history:
+                fc = self.ensemble.predict('total', history[-600:], horizon=GRID_STEPS)
+                total = float(sum(totals[upto - self.every:upto]))
+                reads = float(sum(minute_reads[upto - self.every:upto]))
+                self.grid_forecast = (fc, reads / total if total > 0 else 0.5)
+                self.grid_at = point
+        if self.grid_forecast is None:
+            return {}, 'current'
+        fc, share = self.grid_forecast
+        total = self._planned(fc, horizon)
+        return ({'reads_per_s': total * share, 'writes_per_s': total * (1 - share)},
+                fc.chosen or '-')
 
     def _state(self, sim: SimCluster, slots: np.ndarray, ids: list[str],
                flavors: list[str], in_band: list[str]) -> dec.ClusterState:

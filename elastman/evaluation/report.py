@@ -270,6 +270,14 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='interference episodes per VM per day (0: none); the '
                          'oracle foresees them, every other policy meets them; '
                          'default %(default)s')
+    ap.add_argument('--forecast-at', choices=pol.FORECAST_AT,
+                    default=sim_mod.SimConfig.forecast_at,
+                    help='when elastman\'s forecast is made: at each decision, '
+                         'from the control period just ended (decision), or as '
+                         'the service\'s predictor makes it at its default '
+                         '[predictor] step (grid: control-period means ending a '
+                         'minute before each point of the control period\'s '
+                         'grid, one forecast a grid point); default %(default)s')
     ap.add_argument('--set', action='append', default=[], dest='settings',
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '
@@ -291,7 +299,8 @@ def run_args(args: argparse.Namespace) -> int:
             raise SystemExit('simulate: %s %g: 0 or more' % (option, value))
     cfg = sim_mod.SimConfig(join_slots=args.join_slots,
                             removal_slots=args.removal_slots,
-                            interference_per_day=args.interference_per_day)
+                            interference_per_day=args.interference_per_day,
+                            forecast_at=args.forecast_at)
     if args.sweep:
         return run_sweep(args, settings, cfg)
     try:

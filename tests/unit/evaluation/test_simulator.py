@@ -373,3 +373,56 @@ def test_the_simulated_scale_in_band_starts_with_the_cluster():
     c.step()
     c.apply(sm.Action(add=1, flavor='m1.medium'))
     assert last_growth() == c.t > 0.0
+
+
+def test_grid_means_end_at_their_bound_and_leave_a_partial_one_out():
+    from elastman.evaluation import policies as pol
+    loads = list(range(1, 13))
+    assert pol.grid_means(loads, 11, 5) == [4.0, 9.0]
+    assert pol.grid_means(loads, 4, 5) == []
+
+
+def test_the_forecast_made_as_the_service_s_predictor_makes_it():
+    """With ``forecast_at`` grid the simulated elastman forecasts the means
+    of control periods whose newest ends a minute before the grid point,
+    once a grid point, and a plan between two grid points uses it.
+    """
+    from elastman.evaluation import policies as pol
+    from elastman.predictor import ensemble as ens
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    c = sm.SimCluster(trace, sm.SimConfig(forecast_at='grid'),
+                      [sm.Flavor('m1.medium')], {'m1.medium': 4}, seed=3,
+                      noise_key='t')
+    el = pol.Elastman(predict=True)
+    el.start(c)
+    calls = []
+
+    def predict(key, history, horizon=None):
+        calls.append((list(history), horizon))
+        return ens.Forecast([5.0] * horizon, 'x', 'switch', {}, {}, {}, [],
+                            peak=[1000.0 * (k + 1) for k in range(horizon)])
+    el.ensemble.predict = predict
+    minutes = []
+    for _ in range(23):
+        c.step()
+        el.observe(c)
+        minutes.append(el.minute_total[-1])
+    assert c.minute % el.every == 3
+    reads, _ = el._forecast(c, 2)
+    # the grid point is 3 minutes back: the means end 4 minutes back
+    upto = len(minutes) - 4
+    assert calls[0][0] == pytest.approx(pol.grid_means(minutes, upto, el.every))
+    assert calls[0][1] == pol.GRID_STEPS
+    # the peak of the first two of its steps, split by the newest read share
+    share = sum(el.minute_reads[k] for k in range(upto - 5, upto)) / sum(
+        minutes[upto - 5:upto])
+    assert reads['reads_per_s'] == pytest.approx(2000.0 * share)
+    c.step()
+    el.observe(c)
+    el._forecast(c, 2)                      # the same grid point
+    assert len(calls) == 1
+    for _ in range(el.every):
+        c.step()
+        el.observe(c)
+    el._forecast(c, 2)                      # the next one
+    assert len(calls) == 2 and len(calls[1][0]) == len(calls[0][0]) + 1
