@@ -100,11 +100,10 @@ class PredictorManager(sharing.SharedManager):
         """Where the newest bucket of ``cluster_id`` that has closed by
         ``now`` ends.
         """
-        step, period = self.step, float(self.conf.predictor.period)
-        if not self.conf.predictor.step:
-            return now - (now % step)
-        return schedule.grid_end(now, schedule.phase_of(cluster_id, step),
-                                 step, lead=period)
+        if not self.conf.predictor.step:        # a point a round
+            return schedule.grid_end(now, 0.0, self.step)
+        return schedule.grid_end(now, schedule.phase_of(cluster_id, self.step),
+                                 self.step, lead=float(self.conf.predictor.period))
 
     @property
     def round_budget(self) -> float:
