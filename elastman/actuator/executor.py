@@ -823,6 +823,8 @@ class ActionExecutor:
         if not any(s.address == node['address'] and s.up_normal
                    for s in ring):
             return False
+        if not self._peer_sees_normal(cluster_id, node):
+            return False
         access = self._access(cluster_id)
         if access is not None:
             try:
@@ -835,6 +837,26 @@ class ActionExecutor:
                 LOG.info('node %s is UN but CQL does not answer yet: %s',
                          node['node_id'], exc)
                 return False
+        return True
+
+    def _peer_sees_normal(self, cluster_id, node: dict) -> bool:
+        """Whether the ring agrees that ``node`` joined: the first serving
+        peer that answers (a seed first) already sees it UN through gossip,
+        which reaches the others a second or two after the node itself.
+        True when no peer answers: the node's own word decides then.
+        """
+        peers = [n for n in serving_nodes(self.store.nodes.list(cluster_id))
+                 if n['node_id'] != node['node_id'] and n.get('state') == 'UN'
+                 and n.get('jmx_port')]
+        for peer in sorted(peers, key=lambda n: not n.get('seed')):
+            try:
+                ring = self._tool(cluster_id, peer).status()
+            except nodetool_mod.NodetoolAccessDenied:
+                raise
+            except exception.NodetoolError:
+                continue
+            return any(s.address == node['address'] and s.up_normal
+                       for s in ring)
         return True
 
     def _cleanup(self, action: dict, result: dict) -> None:

@@ -200,10 +200,19 @@ def _consistent(conf, store, cloud, cluster, size):
     servers = cloud.list(str(cluster['id']))
     assert sorted(s.id for s in servers) == sorted(n['node_id']
                                                    for n in nodes)
-    ring = nodetool.Nodetool(conf, nodes[0]['jmx_host'],
-                             nodes[0]['jmx_port']).status()
-    assert sorted((m.address, m.code) for m in ring) == sorted(
-        (n['address'], 'UN') for n in nodes)
+    tool = nodetool.Nodetool(conf, nodes[0]['jmx_host'], nodes[0]['jmx_port'])
+    expected = sorted((n['address'], 'UN') for n in nodes)
+
+    def ring():
+        return sorted((m.address, m.code) for m in tool.status())
+
+    # the executor waits until one peer's gossip has a new node UN; the
+    # others hear of it within seconds
+    try:
+        services.wait_for(lambda: ring() == expected, timeout=30, interval=2)
+    except TimeoutError:
+        pass
+    assert ring() == expected
     return nodes
 
 

@@ -49,7 +49,6 @@ from tests.functional import services
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 RULES = os.path.join(REPO, 'etc', 'elastman', 'jmx-exporter-cassandra.yaml')
-EXPORTER_PORT = 9404
 RING_DELAY = '-Dcassandra.ring_delay_ms=5000'
 INTERVAL = 20
 WARMUP = 40
@@ -78,6 +77,7 @@ def exported_node(conf):
     jar = _exporter_jar()
     address = str(list(ipaddress.ip_network(shared.NETWORK).hosts())[-1])
     base = tempfile.mkdtemp(prefix='elastman-prom-')
+    exporter = '%s:%d' % (address, services.free_port())
     node = cassandra_node.LocalNode(conf, cassandra_node.NodeSpec(
         name='exported', base_dir=os.path.join(base, 'node'),
         address=address, jmx_port=services.free_port(),
@@ -87,14 +87,15 @@ def exported_node(conf):
                     'local_read_size_warn_threshold': '512MiB'},
         # the local servers' ring delay: a lone seed waits through it
         # before it picks its tokens (Cassandra's 30 s took half the setup)
-        jvm_opts=(RING_DELAY, '-javaagent:%s=%s:%d:%s' % (
-            jar, address, EXPORTER_PORT, RULES))))
+        jvm_opts=(RING_DELAY, '-javaagent:%s=%s:%s' % (
+            jar, exporter, RULES))))
     port = services.free_port()
     with open(os.path.join(base, 'prometheus.yml'), 'w') as f:
         f.write('global:\n  scrape_interval: 2s\nscrape_configs:\n'
                 '  - job_name: cassandra\n    static_configs:\n'
-                "      - targets: ['%s:%d']\n" % (address, EXPORTER_PORT))
+                "      - targets: ['%s']\n" % exporter)
     server = None
+    log = open(os.path.join(base, 'prometheus.log'), 'w')
     try:
         node.start()
         node.wait_for_cql()
@@ -103,27 +104,48 @@ def exported_node(conf):
              '--config.file=' + os.path.join(base, 'prometheus.yml'),
              '--storage.tsdb.path=' + os.path.join(base, 'tsdb'),
              '--web.listen-address=127.0.0.1:%d' % port],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=log, stderr=subprocess.STDOUT)
         url = 'http://127.0.0.1:%d' % port
-        services.wait_for(lambda: _scraped(url, address), timeout=120,
-                          interval=1)
+        try:
+            services.wait_for(lambda: _scraped(url, exporter), timeout=180,
+                              interval=1)
+        except TimeoutError:
+            pytest.fail('Prometheus did not scrape the exporter at %s: %s'
+                        % (exporter, _why_not(url, log.name)))
         yield node, url
     finally:
         if server is not None:
             server.terminate()
             server.wait(30)
+        log.close()
         node.destroy()
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _scraped(url: str, address: str) -> bool:
+def _scraped(url: str, exporter: str) -> bool:
     try:
         result = requests.get(url + '/api/v1/query', timeout=5, params={
-            'query': 'up{instance="%s:%d"}' % (address, EXPORTER_PORT)}
+            'query': 'up{instance="%s"}' % exporter}
         ).json()['data']['result']
     except (requests.RequestException, ValueError, KeyError):
         return False
     return bool(result) and result[0]['value'][1] == '1'
+
+
+def _why_not(url: str, log: str) -> str:
+    """The scrape's last error as Prometheus reports it and the end of
+    its log.
+    """
+    try:
+        targets = requests.get(url + '/api/v1/targets', timeout=5).json()[
+            'data']['activeTargets']
+        errors = '; '.join('%s %s: %s' % (t.get('scrapeUrl'), t.get('health'),
+                                          t.get('lastError'))
+                           for t in targets) or 'no target'
+    except (requests.RequestException, ValueError, KeyError) as exc:
+        errors = 'the API did not answer: %s' % exc
+    with open(log) as f:
+        return '%s\nprometheus log:\n%s' % (errors, f.read()[-3000:])
 
 
 def _bucket(ms: float) -> int:

@@ -258,6 +258,63 @@ def test_a_scale_out_defers_its_cleanup_to_the_next_removal(world):
     assert _marked(store) == []
 
 
+class GossipLag(Ring):
+    """A ring whose old nodes see the newest server joining (UJ) for the
+    first ``lag`` times they are asked, while it already says UN itself.
+    """
+
+    lag = 2
+
+    def __init__(self, cloud):
+        super().__init__(cloud)
+        self.peer_views = []     # (asked host, code it gave the newest)
+
+    def status(self):
+        members = super().status()
+        newest = members[len(self.cloud.servers) - 1]
+        if self.host != newest.address and len(self.cloud.servers) > 3:
+            code = 'J' if len(self.peer_views) < self.lag else 'N'
+            self.peer_views.append((self.host, 'U' + code))
+            newest.state = code
+        return members
+
+
+def test_a_joined_node_waits_until_a_peer_sees_it_normal(conf, monkeypatch):
+    store, _cloud, ring, executor = make_world(
+        conf, Cloud(project='proj-a'), GossipLag)
+    _run(store, executor, 'create', count=3, flavor='small')
+    monkeypatch.setattr(executor_mod.time, 'sleep', lambda seconds: None)
+    done = _run(store, executor, 'scale_out', count=1, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    # the seed was asked until its gossip had the new node UN
+    views = [view for view in ring.peer_views if view[0] == '10.0.0.1']
+    assert views[:3] == [('10.0.0.1', 'UJ'), ('10.0.0.1', 'UJ'),
+                         ('10.0.0.1', 'UN')]
+    assert store.nodes.get('c1', 's4')['state'] == 'UN'
+
+
+def test_without_a_peer_that_answers_the_node_s_own_word_decides(
+        conf, monkeypatch):
+    store, _cloud, ring, executor = make_world(
+        conf, Cloud(project='proj-a'), GossipLag)
+    _run(store, executor, 'create', count=3, flavor='small')
+    peers = {'10.0.0.1', '10.0.0.2', '10.0.0.3'}
+    status = GossipLag.status
+
+    def unreachable_peers(self):
+        if self.host in peers:
+            raise exception.NodetoolError(
+                command='status', node=self.host,
+                reason='Connection refused')
+        return status(self)
+
+    monkeypatch.setattr(GossipLag, 'status', unreachable_peers)
+    done = _run(store, executor, 'scale_out', count=1, flavor='small')
+    assert done['state'] == 'SUCCEEDED', done['reason']
+    assert ring.peer_views == []
+    assert store.nodes.get('c1', 's4')['state'] == 'UN'
+
+
 def test_a_failed_cleanup_keeps_the_mark(world, monkeypatch):
     store, _cloud, ring, executor = world
     _run(store, executor, 'create', count=3, flavor='small')
