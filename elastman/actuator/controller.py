@@ -114,7 +114,11 @@ class Controller:
             if age > self.conf.actuator.forecast_max_age:
                 info[metric] = {'ignored': 'forecast is %.0f s old' % age}
                 continue
-            steps = max(1, int(round(horizon_s / max(row['step_s'], 1))))
+            # the first point began at the end of the newest bucket the
+            # forecast had (rows without it: when it was made)
+            starts = timestamps.epoch(row.get('starts_at') or row['ts'])
+            steps = planning.forecast_steps(horizon_s, row['step_s'],
+                                            now - starts)
             point = max(list(row.get('peak') or [])[:steps]
                         or list(row['predicted'])[:steps] or [0.0])
             upper = list(row.get('upper') or [])[:steps]
@@ -124,7 +128,7 @@ class Controller:
                             'point': point,
                             'upper': max(upper) if upper else None,
                             'quantile': row.get('quantile'),
-                            'horizon_s': horizon_s,
+                            'horizon_s': horizon_s, 'steps': steps,
                             'forecaster': row['forecaster'],
                             'weights': dict(row['weights'] or {}),
                             'made_at': row['ts'].isoformat()}

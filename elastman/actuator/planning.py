@@ -128,6 +128,16 @@ def horizon_s(policy: ScalingPolicy, join_s: float, busy_s: float = 0.0) -> floa
     return policy.control_period_s + busy_s + join_s
 
 
+def forecast_steps(horizon_s: float, step_s: float,
+                   elapsed_s: float = 0.0) -> int:
+    """Points of a forecast to plan on: those that begin before the
+    horizon's end, ``horizon_s`` from now, for a forecast whose first point
+    began ``elapsed_s`` ago (a forecast of buckets that closed before now).
+    """
+    reach = max(0.0, elapsed_s) + horizon_s
+    return max(1, math.ceil(reach / max(step_s, 1.0)))
+
+
 def estimates_for(registry: Any, per_vm: Mapping[str, Mapping[str, Any]],
                   flavors: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Each VM's capacity along the ray through its workload.

@@ -95,7 +95,8 @@ def decision(cluster_id, row: dict) -> dict:
 
 def forecast(row: dict) -> dict:
     return {'cluster_id': str(row['cluster_id']), 'metric': row['metric'],
-            'ts': ts(row['ts']), 'horizon_s': row['horizon_s'],
+            'ts': ts(row['ts']), 'starts_at': ts(row.get('starts_at')),
+            'horizon_s': row['horizon_s'],
             'step_s': row['step_s'], 'predicted': list(row['predicted'] or []),
             'forecaster': row['forecaster'],
             'weights': dict(row['weights'] or {}),

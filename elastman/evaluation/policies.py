@@ -480,9 +480,10 @@ class Elastman(Policy):
             return max(fc.upper[:steps])
         return max((fc.peak or fc.values)[:steps])
 
-    def _forecast(self, sim: SimCluster, horizon: int) -> tuple[dict[str, float], str]:
+    def _forecast(self, sim: SimCluster, horizon_s: float) -> tuple[dict[str, float], str]:
         if self.predict and sim.cfg.forecast_at == 'grid':
-            return self._grid_forecast(sim, horizon)
+            return self._grid_forecast(sim, horizon_s)
+        horizon = planning.forecast_steps(horizon_s, self.policy.control_period_s)
         reads, writes = sim.period_reads, sim.period_writes
         if not self.predict or not reads:
             return {}, 'current'
@@ -501,7 +502,7 @@ class Elastman(Policy):
             chosen.append(fc.chosen or '-')
         return out, '/'.join(chosen)
 
-    def _grid_forecast(self, sim: SimCluster, horizon: int
+    def _grid_forecast(self, sim: SimCluster, horizon_s: float
                        ) -> tuple[dict[str, float], str]:
         """The forecast as the service's predictor makes it
         (:data:`FORECAST_AT` ``grid``): of the total load, split by the
@@ -522,7 +523,11 @@ class Elastman(Policy):
         if self.grid_forecast is None:
             return {}, 'current'
         fc, share = self.grid_forecast
-        total = self._planned(fc, horizon)
+        # its first point began where its newest mean ended, a minute
+        # before the grid point
+        elapsed_s = (sim.minute - self.grid_at + 1) * sim.trace.step_s
+        total = self._planned(fc, planning.forecast_steps(
+            horizon_s, self.every * sim.trace.step_s, elapsed_s))
         return ({'reads_per_s': total * share, 'writes_per_s': total * (1 - share)},
                 fc.chosen or '-')
 
@@ -605,9 +610,8 @@ class Elastman(Policy):
                                          interf)}
         join_s = self.joins.join_time(None, JOIN_DEFAULT_S)
         busy_s = self.joins.busy_time(None, join_s)
-        horizon = max(1, int(math.ceil(planning.horizon_s(self.policy, join_s, busy_s)
-                                       / self.policy.control_period_s)))
-        peak, chosen = self._forecast(sim, horizon)
+        horizon_s = planning.horizon_s(self.policy, join_s, busy_s)
+        peak, chosen = self._forecast(sim, horizon_s)
         growth = planning.trend_growth(list(self.load_points), sim.t,
                                        self.policy.trend_window_s, join_s,
                                        self.policy.trend_max_growth)

@@ -84,12 +84,14 @@ class PredictorManager(sharing.SharedManager):
     @property
     def horizon_steps(self) -> int:
         """Steps covering the next control period plus a node's join time,
-        so the actuator can act before the load arrives.
+        so the actuator can act before the load arrives, from a forecast
+        read up to a step and a round after its newest bucket closed.
         """
         need = self.conf.actuator.control_period + \
             self.conf.actuator.join_timeout
+        late = self.step + self.conf.predictor.period
         return max(self.conf.predictor.horizon,
-                   math.ceil(need / self.step))
+                   math.ceil((need + late) / self.step))
 
     @property
     def step(self) -> float:
@@ -164,13 +166,16 @@ class PredictorManager(sharing.SharedManager):
                 forecasts[metric] = forecast
                 made_at = datetime.datetime.fromtimestamp(
                     now, datetime.timezone.utc)
+                starts_at = datetime.datetime.fromtimestamp(
+                    end, datetime.timezone.utc)
                 self.store.forecasts.add(cluster['id'], metric, made_at,
                                          int(step), forecast.values,
                                          forecast.chosen or 'none',
                                          forecast.weights,
                                          upper=forecast.upper,
                                          quantile=forecast.level,
-                                         peak=forecast.peak)
+                                         peak=forecast.peak,
+                                         starts_at=starts_at)
                 self._save(STATE_SCOPE, key, self.ensemble.state(key), end)
                 fitted = self.ensemble.fitted_state(key)
                 if fitted is not None:

@@ -11,7 +11,10 @@
 #    under the License.
 """Workload forecasts per cluster and metric, with forecaster weights.
 
-``predicted`` is the point forecast, one value per step of ``step_s``;
+``predicted`` is the point forecast, one value per step of ``step_s``, the
+first beginning at ``starts_at`` (the end of the newest bucket the forecast
+had; null in rows written before it existed: then ``ts``, when it was
+made);
 ``peak[k]`` the forecast of the highest value among the first ``k + 1``
 steps, and ``upper[k]`` its ``quantile`` upper bound (both empty for rows
 written before they existed).
@@ -31,18 +34,20 @@ class ForecastRepository(base.Repository):
             step_s: int, predicted: list[float], forecaster: str,
             weights: dict[str, float], upper: list[float] | None = None,
             quantile: float | None = None,
-            peak: list[float] | None = None) -> None:
+            peak: list[float] | None = None,
+            starts_at: datetime.datetime | None = None) -> None:
         self._execute(
             'INSERT INTO forecasts (cluster_id, metric, ts, horizon_s, step_s,'
-            ' predicted, forecaster, weights, peak, upper, quantile)'
-            ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?',
+            ' predicted, forecaster, weights, peak, upper, quantile,'
+            ' starts_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+            ' USING TTL ?',
             (cluster_id, metric, ts, step_s * len(predicted), step_s,
              [float(v) for v in predicted], forecaster,
              {k: float(v) for k, v in weights.items()},
              [float(v) for v in peak or []],
              [float(v) for v in upper or []],
              None if quantile is None else float(quantile),
-             self._conf.store.forecast_ttl))
+             starts_at or ts, self._conf.store.forecast_ttl))
 
     def latest(self, cluster_id: uuid.UUID, metric: str) -> dict:
         row = self._one('SELECT * FROM forecasts WHERE cluster_id = ? AND '

@@ -133,6 +133,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         'ALTER TABLE cluster_workload ADD IF NOT EXISTS '
         'read_with_queue_p99_ms double',
     )),
+    Migration(9, 'forecasts say when their first point begins', (
+        'ALTER TABLE forecasts ADD IF NOT EXISTS starts_at timestamp',
+    )),
 )
 
 LATEST = MIGRATIONS[-1].version

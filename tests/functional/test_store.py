@@ -149,12 +149,16 @@ def test_forecasts(store):
     assert latest['weights']['regression_tree'] == 0.5
     assert not latest['upper'] and latest['quantile'] is None
     assert not latest['peak']
+    # without a start, the first step begins when the forecast was made
+    assert latest['starts_at'] == datetime.datetime(2026, 1, 1)
     store.forecasts.add(cid, 'reads', datetime.datetime(2026, 1, 1, 0, 1), 60,
                         [1.0, 2.0], 'arima_100', {'arima_100': 1.0},
-                        upper=[1.5, 2.5], quantile=0.9, peak=[1.2, 2.2])
+                        upper=[1.5, 2.5], quantile=0.9, peak=[1.2, 2.2],
+                        starts_at=datetime.datetime(2026, 1, 1, 0, 0, 30))
     latest = store.forecasts.latest(cid, 'reads')
     assert latest['upper'] == [1.5, 2.5] and latest['quantile'] == 0.9
     assert latest['peak'] == [1.2, 2.2]
+    assert latest['starts_at'] == datetime.datetime(2026, 1, 1, 0, 0, 30)
 
 
 def test_action_journal(store):

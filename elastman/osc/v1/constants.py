@@ -32,6 +32,6 @@ MODEL_COLUMNS = ('scope', 'key', 'version', 'kind', 'cells', 'trained_at')
 MODEL_ROWS = ('scope', 'key', 'version', 'kind', 'cells', 'capacities',
               'slo', 'features', 'train_accuracy', 'params', 'trained_at')
 
-FORECAST_ROWS = ('metric', 'made_at', 'step_s', 'horizon_s', 'predicted',
-                 'peak', 'upper', 'quantile',
+FORECAST_ROWS = ('metric', 'made_at', 'starts_at', 'step_s', 'horizon_s',
+                 'predicted', 'peak', 'upper', 'quantile',
                  'forecaster', 'weights')

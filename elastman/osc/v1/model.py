@@ -103,6 +103,7 @@ class ShowForecast(common.ClusterCommand, command.ShowOne):
                          key=lambda kv: -kv[1])
         values = {
             'made_at': fmt.when(forecast.get('ts')),
+            'starts_at': fmt.when(forecast.get('starts_at')),
             'predicted': fmt.Summary(predicted, fmt.Text(steps)
                                      .human_readable()),
             'weights': fmt.Summary(forecast.get('weights'), ', '.join(

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from elastman.common import schedule
+from elastman.common import timestamps
 from elastman.predictor import combinations
 from elastman.predictor import manager as predictor_manager
 
@@ -107,6 +108,9 @@ def test_forecasts_control_period_means_ending_a_round_before_planning(
     assert set(forecasts) == {'reads_per_s', 'writes_per_s'}
     row = store.forecasts.latest(cluster['id'], 'reads_per_s')
     assert row['step_s'] == step
+    # made ten seconds after the bucket it forecasts from ended
+    assert timestamps.epoch(row['starts_at']) == pytest.approx(end)
+    assert timestamps.epoch(row['ts']) == pytest.approx(end + 10)
     # its newest point is the mean of the five minutes up to the end
     state = store.models.get(predictor_manager.STATE_SCOPE,
                              '%s/reads_per_s' % cluster_id)

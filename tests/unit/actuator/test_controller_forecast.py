@@ -13,6 +13,7 @@
 but never less than what the cluster serves now.
 """
 import datetime
+import math
 
 import pytest
 
@@ -60,3 +61,34 @@ def test_the_forecast_peak_over_the_horizon_is_used_when_higher(conf):
                                                     'writes_per_s': 300.0}
     (vm,) = decision.vms
     assert vm.load == pytest.approx(1500.0)
+
+
+class StartedEarlier(ForecastStore):
+    """Five-minute means whose first began ``elapsed`` seconds ago."""
+
+    elapsed = 290.0
+
+    def latest(self, cluster_id, metric):
+        row = dict(super().latest(cluster_id, metric), step_s=300)
+        row['starts_at'] = datetime.datetime.fromtimestamp(
+            seen.NOW - self.elapsed, datetime.timezone.utc).replace(
+                tzinfo=None)
+        return row
+
+
+def test_the_horizon_counts_from_now_not_from_the_first_step(conf):
+    rising = [1000.0 + 100 * i for i in range(20)]
+    store = StartedEarlier(rising, [10.0] * 20)
+    persistence.save_state(store, seen._registry())
+    cluster = {'id': 'c1', 'created_at': None,
+               'policy': {'min_size': 1, 'max_size': 3, 'warmup_s': 0}}
+    decision = controller_mod.Controller(conf, store).decide(
+        cluster, now=seen.NOW, record=False)
+    used = decision.inputs['forecast']['reads_per_s']
+    horizon_s = used['horizon_s']
+    steps = math.ceil((StartedEarlier.elapsed + horizon_s) / 300)
+    # the step the horizon's end falls in is planned on, not one before
+    assert steps > horizon_s / 300
+    assert used['steps'] == steps
+    assert decision.inputs['predicted_cluster']['reads_per_s'] == \
+        rising[steps - 1]

@@ -80,6 +80,18 @@ def test_the_horizon_covers_the_joins_that_were_clocked():
     assert planning.horizon_s(p, 700.0, 1000.0) == 2000.0
 
 
+@pytest.mark.parametrize('horizon_s, step_s, elapsed_s, steps', [
+    (1200.0, 300.0, 0.0, 4),      # from now: the horizon in whole steps
+    (1200.0, 300.0, 60.0, 5),     # begun a minute ago: one more
+    (1000.0, 300.0, 0.0, 4),      # a part of a step counts
+    (1200.0, 300.0, -30.0, 4),    # a start still ahead counts as now
+    (10.0, 300.0, 0.0, 1),        # never less than one
+])
+def test_the_forecast_steps_reach_the_horizon_s_end(
+        horizon_s, step_s, elapsed_s, steps):
+    assert planning.forecast_steps(horizon_s, step_s, elapsed_s) == steps
+
+
 def test_a_model_with_a_boundary_ends_the_warm_up():
     reg = _registry()
     p = ScalingPolicy(min_size=1, max_size=5, warmup_s=3600)

@@ -408,21 +408,23 @@ def test_the_forecast_made_as_the_service_s_predictor_makes_it():
         el.observe(c)
         minutes.append(el.minute_total[-1])
     assert c.minute % el.every == 3
-    reads, _ = el._forecast(c, 2)
+    reads, _ = el._forecast(c, 600.0)
     # the grid point is 3 minutes back: the means end 4 minutes back
     upto = len(minutes) - 4
     assert calls[0][0] == pytest.approx(pol.grid_means(minutes, upto, el.every))
     assert calls[0][1] == pol.GRID_STEPS
-    # the peak of the first two of its steps, split by the newest read share
+    # the peak of the steps that begin before the horizon's end (its first
+    # began 240 s ago: 840 s of five-minute steps), split by the newest
+    # read share
     share = sum(el.minute_reads[k] for k in range(upto - 5, upto)) / sum(
         minutes[upto - 5:upto])
-    assert reads['reads_per_s'] == pytest.approx(2000.0 * share)
+    assert reads['reads_per_s'] == pytest.approx(3000.0 * share)
     c.step()
     el.observe(c)
-    el._forecast(c, 2)                      # the same grid point
+    el._forecast(c, 600.0)                      # the same grid point
     assert len(calls) == 1
     for _ in range(el.every):
         c.step()
         el.observe(c)
-    el._forecast(c, 2)                      # the next one
+    el._forecast(c, 600.0)                      # the next one
     assert len(calls) == 2 and len(calls[1][0]) == len(calls[0][0]) + 1

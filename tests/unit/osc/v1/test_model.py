@@ -85,7 +85,8 @@ def test_forecast_show_summarises_the_steps_and_weights():
     client = mock.Mock()
     client.find_cluster.return_value = fakes.cluster_doc()
     forecast = {'cluster_id': fakes.CLUSTER_ID, 'metric': 'reads_per_s',
-                'ts': '2026-11-24T10:00:00.000Z', 'horizon_s': 1440,
+                'ts': '2026-11-24T10:00:00.000Z',
+                'starts_at': '2026-11-24T09:59:00.000Z', 'horizon_s': 1440,
                 'step_s': 60, 'predicted': [1000.0 + 10 * i
                                             for i in range(24)],
                 'forecaster': 'arima_110',
@@ -95,4 +96,8 @@ def test_forecast_show_summarises_the_steps_and_weights():
     text = fakes.column_text(out, 2)
     assert '24 steps of 60 s: min 1,000, max 1,230; first 1,000, 1,010' in text
     assert 'arima_110 1, regression_tree 0.25' in text
+    fields = {line.split('|')[1].strip(): line.split('|')[2].strip()
+              for line in out.splitlines() if line.startswith('| ')}
+    assert fields['made_at'] == '2026-11-24 10:00:00'
+    assert fields['starts_at'] == '2026-11-24 09:59:00'
     assert fakes.run_json(model.ShowForecast, client, 'orders') == forecast
