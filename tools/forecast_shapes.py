@@ -27,12 +27,18 @@ default's upper quantile. Series:
   of a week-long evaluation; and the concatenation of the one-minute
   shapes.
 
+With ``--step 300`` every series is a series of 5-minute means, as
+``elastman-predictor`` forecasts at its default ``[predictor] step``: the
+one-minute series are averaged five minutes at a time (``@300s`` in their
+names) and a season is kept where it is a whole number of steps.
+
 The forecasters' paths are the expensive part; ``--cache DIR`` keeps them
 (``.npz``) so that other combination options are scored in seconds.
 
 Example (tables in doc/source/prediction.rst)::
 
     python3 tools/forecast_shapes.py --cache /tmp/paths --json out.json
+    python3 tools/forecast_shapes.py --step 300 --cache /tmp/paths
 """
 
 import argparse
@@ -56,8 +62,32 @@ MINUTE_SHAPES = ('paper', 'ramp', 'campaign', 'steps', 'flash', 'mix')
 WEEK_SHAPES = ('weekly', 'seasonal')
 
 
-def series() -> List[Tuple[str, np.ndarray, float, List[int]]]:
-    """(name, values, step in seconds, seasons in steps) of every series."""
+def means(y: np.ndarray, every: int) -> np.ndarray:
+    """Means of ``every`` consecutive values; a partial last one is left
+    out.
+    """
+    y = np.asarray(y, dtype=float)
+    return y[:y.size // every * every].reshape(-1, every).mean(axis=1)
+
+
+def series(step: float = 60.0
+           ) -> List[Tuple[str, np.ndarray, float, List[int]]]:
+    """(name, values, step in seconds, seasons in steps) of every series;
+    the one-minute ones as means of ``step`` seconds when it is longer.
+    """
+    every = max(1, int(round(step / 60.0)))
+    out = [(name if every == 1 else '%s@%ds' % (name, every * 60),
+            means(y, every), 60.0 * every,
+            [s // every for s in seasons if s % every == 0])
+           for name, y, _, seasons in minute_series()]
+    for name in WEEK_SHAPES:
+        t = tr.load(name, 50)
+        out.append(('%s.reads@5min' % name, means(t.reads, 5), 300.0, [288]))
+    return out
+
+
+def minute_series() -> List[Tuple[str, np.ndarray, float, List[int]]]:
+    """The series of one point a minute."""
     out = []
     paper = evaluate.read_trace(os.path.join(ROOT, 'tools/traces/paper_shape.csv'))
     for col in ('read', 'write'):
@@ -75,11 +105,6 @@ def series() -> List[Tuple[str, np.ndarray, float, List[int]]]:
             out.append(('%s.%s' % (name, col), np.asarray(y), 60.0, []))
         concat.append(np.asarray(t.reads))
     out.append(('all_shapes.reads', np.concatenate(concat), 60.0, []))
-    for name in WEEK_SHAPES:
-        t = tr.load(name, 50)
-        y = np.asarray(t.reads)
-        y = y[:y.size // 5 * 5].reshape(-1, 5).mean(axis=1)
-        out.append(('%s.reads@5min' % name, y, 300.0, [288]))
     return out
 
 
@@ -135,13 +160,17 @@ def main(argv: List[str] = None) -> int:
     ap.add_argument('--only', default=None,
                     help='comma-separated series-name prefixes')
     ap.add_argument('--json', default=None, help='write every figure here')
+    ap.add_argument('--step', type=float, default=60.0,
+                    help='seconds of one point of the one-minute series: '
+                    'longer averages them (300: the predictor\'s default '
+                    'step)')
     args = ap.parse_args(argv)
     from elastman.conf import CONF
     CONF([], project='elastman')
     p = CONF.predictor
     cache = args.cache or os.path.join('/tmp', 'elastman-forecast-paths')
     os.makedirs(cache, exist_ok=True)
-    todo = series()
+    todo = series(args.step)
     if args.only:
         pre = tuple(args.only.split(','))
         todo = [s for s in todo if s[0].startswith(pre)]
