@@ -187,9 +187,11 @@ predictor_opts = [
         'horizon',
         default=10,
         min=1,
-        help='Default number of steps forecast each round.  It should '
-        'cover the time a new node needs to join (boot, bootstrap '
-        'and cleanup); the actuator may ask for more.',
+        help='Least number of steps a forecast has.  The predictor '
+        'forecasts more steps when the next control period, '
+        '[actuator] join_timeout, one step and one period need them: '
+        'the actuator plans on a forecast up to a step and a round '
+        'after its newest bucket closed.',
     ),
     cfg.IntOpt(
         'refit_interval',
