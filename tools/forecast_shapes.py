@@ -57,17 +57,10 @@ from elastman.evaluation import traces as tr  # noqa: E402
 from elastman.predictor import ensemble as ens  # noqa: E402
 from elastman.predictor import evaluate  # noqa: E402
 from elastman.predictor.forecasters import base as forecaster_base  # noqa: E402
+from elastman.predictor import history  # noqa: E402
 
 MINUTE_SHAPES = ('paper', 'ramp', 'campaign', 'steps', 'flash', 'mix')
 WEEK_SHAPES = ('weekly', 'seasonal')
-
-
-def means(y: np.ndarray, every: int) -> np.ndarray:
-    """Means of ``every`` consecutive values; a partial last one is left
-    out.
-    """
-    y = np.asarray(y, dtype=float)
-    return y[:y.size // every * every].reshape(-1, every).mean(axis=1)
 
 
 def series(step: float = 60.0
@@ -77,12 +70,13 @@ def series(step: float = 60.0
     """
     every = max(1, int(round(step / 60.0)))
     out = [(name if every == 1 else '%s@%ds' % (name, every * 60),
-            means(y, every), 60.0 * every,
+            history.block_means(y, every), 60.0 * every,
             [s // every for s in seasons if s % every == 0])
            for name, y, _, seasons in minute_series()]
     for name in WEEK_SHAPES:
         t = tr.load(name, 50)
-        out.append(('%s.reads@5min' % name, means(t.reads, 5), 300.0, [288]))
+        out.append(('%s.reads@5min' % name, history.block_means(t.reads, 5),
+                    300.0, [288]))
     return out
 
 

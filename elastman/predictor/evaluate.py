@@ -347,11 +347,14 @@ def run(
     horizon: Optional[int] = None,
     warmup: int = 30,
     plot_path: Optional[str] = None,
+    every: int = 1,
     **kwargs: Any
 ) -> Dict[str, Dict[str, Any]]:
     """Evaluate every series (column) of a CSV trace; results keyed by column.
 
-    With ``plot_path`` a PNG is written per column (``out.png``, or
+    With ``every`` above 1 each series is first averaged ``every`` points
+    at a time (:func:`elastman.predictor.history.block_means`). With
+    ``plot_path`` a PNG is written per column (``out.png``, or
     ``out-<column>.png`` when there are several).
     """
     trace = read_trace(trace_csv_path)
@@ -361,7 +364,8 @@ def run(
         if col not in trace:
             raise KeyError('no column %r in %s' % (col, trace_csv_path))
         res = evaluate_series(
-            trace[col], horizon=horizon, warmup=warmup, **kwargs
+            history_mod.block_means(trace[col], every), horizon=horizon,
+            warmup=warmup, **kwargs
         )
         if plot_path:
             path = (
@@ -429,6 +433,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help='seconds between two points of the trace (default '
              '[predictor]period); sets the default horizon and seasons')
     parser.add_argument(
+        '--every', type=_positive, default=1,
+        help='average this many points of the trace into one before '
+             'scoring (5 on a one-minute trace: the five-minute means the '
+             'predictor forecasts at its default [predictor]step); the '
+             'default horizon and seasons are in steps of --step x --every')
+    parser.add_argument(
         '--horizon', type=int, default=None,
         help='steps of the horizon whose peak is scored (default: the '
              "actuator's, a control period plus a node's join time)")
@@ -493,6 +503,18 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def _positive(text: str) -> int:
+    """An integer of at least 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError('%r is not a whole number of at '
+                                         'least 1' % text)
+    return value
+
+
 def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``forecast-eval`` on an argparse sub-parsers object."""
     return _configure(
@@ -536,10 +558,12 @@ def _command(args: Optional[Any] = None) -> int:
               file=sys.stderr)
         return 2
     p = CONF.predictor
+    step = float(args.step or p.period) * args.every
     results = run(
         args.trace,
         columns=args.columns,
-        horizon=args.horizon or default_horizon(args.step),
+        every=args.every,
+        horizon=args.horizon or default_horizon(step),
         warmup=args.warmup,
         plot_path=args.plot,
         rules=rules,
@@ -552,7 +576,7 @@ def _command(args: Optional[Any] = None) -> int:
         combination_options=combination_options(p, args),
         seasonal_periods=(args.seasonal_period
                           if args.seasonal_period is not None
-                          else default_seasons(args.step)),
+                          else default_seasons(step)),
         refit_interval=args.refit_interval,
     )
     if args.json:

@@ -48,6 +48,15 @@ def clean(values: Iterable[Optional[float]]) -> np.ndarray:
     return np.maximum(y, 0.0)
 
 
+def block_means(values: Sequence[float], every: int) -> np.ndarray:
+    """Means of ``every`` consecutive values, from the first; a partial
+    block at the end is left out.
+    """
+    y = np.asarray(values, dtype=float)
+    every = max(1, int(every))
+    return y[:y.size // every * every].reshape(-1, every).mean(axis=1)
+
+
 def regularise(
     timestamps: Sequence[float],
     values: Sequence[Optional[float]],

@@ -58,6 +58,13 @@ def test_regularise_to_an_end_buckets_on_its_grid_and_leaves_later_out():
     assert history.regularise([300], [1.0], step=100, end=290).size == 0
 
 
+def test_block_means_start_at_the_first_value_and_drop_a_partial_end():
+    assert history.block_means([1.0, 3.0, 5.0, 7.0, 9.0], 2).tolist() == [
+        2.0, 6.0]
+    assert history.block_means([1.0, 2.0], 1).tolist() == [1.0, 2.0]
+    assert history.block_means([1.0, 2.0], 5).size == 0
+
+
 def test_history_window_is_bounded():
     h = history.History(maxlen=5, values=range(10))
     h.append(None)
@@ -227,3 +234,27 @@ def test_read_trace_trims_uneven_columns(tmp_path):
     assert trace['b'].tolist() == [5.0]
     assert trace['a'][:2].tolist() == [1.0, 2.0] and np.isnan(trace['a'][2])
     assert trace['a'].size == 4
+
+
+def test_every_scores_means_of_the_trace_s_points(tmp_path, capsys):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=200)
+    argv = [str(trace), '--json', '--column', 'read', '--forecasters',
+            'arima_010', '--combinations', 'mean']
+    assert evaluate.main(argv + ['--every', '5', '--step', '60']) == 0
+    doc = json.loads(capsys.readouterr().out)['read']
+    # 40 five-minute means; the default horizon in 300-s steps
+    assert doc['points'] == 40
+    assert doc['horizon'] == evaluate.default_horizon(300.0)
+    assert evaluate.main(argv + ['--horizon', '2']) == 0
+    assert json.loads(capsys.readouterr().out)['read']['points'] == 200
+
+
+@pytest.mark.parametrize('bad', ['0', '-2', 'five'])
+def test_every_must_be_a_whole_number_of_at_least_one(tmp_path, capsys, bad):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=40)
+    with pytest.raises(SystemExit) as raised:
+        evaluate.main([str(trace), '--every', bad])
+    assert raised.value.code == 2
+    assert '--every' in capsys.readouterr().err
