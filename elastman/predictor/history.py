@@ -49,12 +49,17 @@ def clean(values: Iterable[Optional[float]]) -> np.ndarray:
 
 
 def block_means(values: Sequence[float], every: int) -> np.ndarray:
-    """Means of ``every`` consecutive values, from the first; a partial
+    """Means of ``every`` consecutive values, from the first, over the
+    values that are not missing (NaN when all of a block's are); a partial
     block at the end is left out.
     """
     y = np.asarray(values, dtype=float)
     every = max(1, int(every))
-    return y[:y.size // every * every].reshape(-1, every).mean(axis=1)
+    blocks = y[:y.size // every * every].reshape(-1, every)
+    present = np.isfinite(blocks)
+    counts = present.sum(axis=1)
+    sums = np.where(present, blocks, 0.0).sum(axis=1)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
 def regularise(

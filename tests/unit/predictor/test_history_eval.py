@@ -63,6 +63,9 @@ def test_block_means_start_at_the_first_value_and_drop_a_partial_end():
         2.0, 6.0]
     assert history.block_means([1.0, 2.0], 1).tolist() == [1.0, 2.0]
     assert history.block_means([1.0, 2.0], 5).size == 0
+    # a missing value leaves its block the mean of the others
+    out = history.block_means([1.0, np.nan, np.nan, np.nan, 4.0, 8.0], 2)
+    assert out[0] == 1.0 and np.isnan(out[1]) and out[2] == 6.0
 
 
 def test_history_window_is_bounded():
