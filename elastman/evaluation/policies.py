@@ -75,6 +75,7 @@ from elastman.predictor import combinations
 from elastman.predictor.ensemble import DEFAULT_MODE
 from elastman.predictor.ensemble import Ensemble
 from elastman.predictor.ensemble import MODES as ENSEMBLE_MODES
+from elastman.predictor import history
 from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
@@ -104,11 +105,8 @@ def grid_means(loads: Sequence[float], upto: int, every: int) -> list[float]:
     newest ending at ``upto``; older values that do not fill a mean are
     left out.
     """
-    count = max(0, upto) // every
-    if not count:
-        return []
-    values = np.asarray(loads[upto - count * every:upto], dtype=float)
-    return values.reshape(count, every).mean(axis=1).tolist()
+    upto = max(0, upto)
+    return history.block_means(loads[upto % every:upto], every).tolist()
 
 
 def needed_vms(trace: tr.Trace, cfg: SimConfig, flavor: Flavor, utilisation: float,
@@ -513,9 +511,9 @@ class Elastman(Policy):
             totals, minute_reads = list(self.minute_total), list(self.minute_reads)
             # the minutes observed up to one minute before the grid point
             upto = len(totals) - 1 - (sim.minute - point)
-            history = grid_means(totals, upto, self.every)
-            if history:
-                fc = self.ensemble.predict('total', history[-600:], horizon=GRID_STEPS)
+            means = grid_means(totals, upto, self.every)
+            if means:
+                fc = self.ensemble.predict('total', means[-600:], horizon=GRID_STEPS)
                 total = float(sum(totals[upto - self.every:upto]))
                 reads = float(sum(minute_reads[upto - self.every:upto]))
                 self.grid_forecast = (fc, reads / total if total > 0 else 0.5)
