@@ -840,24 +840,28 @@ class ActionExecutor:
         return True
 
     def _peer_sees_normal(self, cluster_id, node: dict) -> bool:
-        """Whether the ring agrees that ``node`` joined: the first serving
-        peer that answers (a seed first) already sees it UN through gossip,
-        which reaches the others a second or two after the node itself.
-        True when no peer answers: the node's own word decides then.
+        """Whether the ring agrees that ``node`` joined: a peer already sees
+        it UN through gossip, which reaches the others a second or two
+        after the node itself. True when no peer answers: the node's own
+        word decides then.
+        """
+        ring = self._peer_ring(cluster_id, node)
+        return ring is None or any(
+            s.address == node['address'] and s.up_normal for s in ring)
+
+    def _peer_ring(self, cluster_id, node: dict
+                   ) -> list[nodetool_mod.NodeStatus] | None:
+        """The ring as the first serving node other than ``node`` that
+        answers on JMX sees it (a seed first); None when none answers.
         """
         peers = [n for n in serving_nodes(self.store.nodes.list(cluster_id))
-                 if n['node_id'] != node['node_id'] and n.get('state') == 'UN'
-                 and n.get('jmx_port')]
+                 if n['node_id'] != node['node_id'] and n.get('jmx_port')]
         for peer in sorted(peers, key=lambda n: not n.get('seed')):
             try:
-                ring = self._tool(cluster_id, peer).status()
-            except nodetool_mod.NodetoolAccessDenied:
-                raise
+                return self._tool(cluster_id, peer).status()
             except exception.NodetoolError:
                 continue
-            return any(s.address == node['address'] and s.up_normal
-                       for s in ring)
-        return True
+        return None
 
     def _cleanup(self, action: dict, result: dict) -> None:
         """Old nodes drop the ranges the new ones took over, now or, with
@@ -1028,16 +1032,12 @@ class ActionExecutor:
         return left >= policy.replication_factor
 
     def _still_in_ring(self, action: dict, leaving: dict) -> bool:
-        """Ask another node whether ``leaving`` is still part of the ring."""
-        for node in serving_nodes(self.store.nodes.list(action['cluster_id'])):
-            if node['node_id'] == leaving['node_id']:
-                continue
-            try:
-                ring = self._tool(action['cluster_id'], node).status()
-            except exception.NodetoolError:
-                continue
-            return any(s.address == leaving['address'] for s in ring)
-        return True  # nobody else to ask: decommission decides
+        """Ask another node whether ``leaving`` is still part of the ring
+        (True when nobody else answers: decommission decides).
+        """
+        ring = self._peer_ring(action['cluster_id'], leaving)
+        return ring is None or any(s.address == leaving['address']
+                                   for s in ring)
 
     def _delete_removed(self, action: dict, result: dict) -> None:
         """Delete the servers of decommissioned (and replaced dead) nodes,
