@@ -302,9 +302,9 @@ class Elastman(Policy):
     registry does for any VM without enough cells of its own. With ``prior``
     the flavour starts from the model another cluster of the same flavour
     learnt (:func:`elastman.evaluation.priors.flavor_prior`). The forecast
-    is of the control periods' means, made at each decision from the period
-    just ended, or with ``SimConfig.forecast_at`` ``grid`` as the service's
-    predictor makes it (:data:`FORECAST_AT`). ``interference`` is how the
+    is of the control periods' means, made as the service's predictor makes
+    it, or with ``SimConfig.forecast_at`` ``decision`` at each decision from
+    the period just ended (:data:`FORECAST_AT`). ``interference`` is how the
     capacity model takes the host agents' interference index, as
     ``[trainer] interference_feature`` says: ``scale``
     (it scales the load), ``dimension`` (a feature) or ``never``; the samples

@@ -272,12 +272,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          'default %(default)s')
     ap.add_argument('--forecast-at', choices=pol.FORECAST_AT,
                     default=sim_mod.SimConfig.forecast_at,
-                    help='when elastman\'s forecast is made: at each decision, '
-                         'from the control period just ended (decision), or as '
-                         'the service\'s predictor makes it at its default '
-                         '[predictor] step (grid: control-period means ending a '
-                         'minute before each point of the control period\'s '
-                         'grid, one forecast a grid point); default %(default)s')
+                    help='when elastman\'s forecast is made: as the service\'s '
+                         'predictor makes it at its default [predictor] step '
+                         '(grid: control-period means ending a minute before '
+                         'each point of the control period\'s grid, one '
+                         'forecast a grid point), or at each decision, from the '
+                         'control period just ended (decision); default '
+                         '%(default)s')
     ap.add_argument('--set', action='append', default=[], dest='settings',
                     metavar='FIELD=VALUE',
                     help='a scaling policy field of the elastman policies (VALUE is '

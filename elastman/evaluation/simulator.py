@@ -88,10 +88,10 @@ class SimConfig:
     interference_drop: tuple[float, float] = (0.2, 0.4)
     interference_minutes: float = 60.0  # mean episode length
     seeds: int = 3                   # the first VMs are Cassandra seeds
-    #: when elastman's forecast is made: at each decision from the control
-    #: period just ended, or as the service's predictor makes it
+    #: when elastman's forecast is made: as the service's predictor makes
+    #: it, or at each decision from the control period just ended
     #: (policies.FORECAST_AT)
-    forecast_at: str = 'decision'
+    forecast_at: str = 'grid'
     hardware: Hardware = Hardware()
 
     @property

@@ -428,3 +428,40 @@ def test_the_forecast_made_as_the_service_s_predictor_makes_it():
         el.observe(c)
     el._forecast(c, 600.0)                      # the next one
     assert len(calls) == 2 and len(calls[1][0]) == len(calls[0][0]) + 1
+
+
+def test_the_simulator_s_own_forecast_at_each_decision():
+    """With ``forecast_at`` decision the simulated elastman forecasts the
+    control periods' means up to the one just ended, again at every plan.
+    """
+    from elastman.evaluation import policies as pol
+    from elastman.predictor import ensemble as ens
+    assert sm.SimConfig().forecast_at == 'grid'
+    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
+    c = sm.SimCluster(trace, sm.SimConfig(forecast_at='decision'),
+                      [sm.Flavor('m1.medium')], {'m1.medium': 4}, seed=3,
+                      noise_key='t')
+    el = pol.Elastman(predict=True)
+    el.start(c)
+    calls = []
+
+    def predict(key, history, horizon=None):
+        calls.append((list(history), horizon))
+        return ens.Forecast([5.0] * horizon, 'x', 'switch', {}, {}, {}, [],
+                            peak=[1000.0 * (k + 1) for k in range(horizon)])
+    el.ensemble.predict = predict
+    for i in range(20):
+        c.step()
+        el.observe(c)
+        if (i + 1) % el.every == 0:
+            c.end_period()
+    loads, _ = el._forecast(c, 600.0)
+    assert len(c.period_reads) == 4
+    periods = [r + w for r, w in zip(c.period_reads, c.period_writes)]
+    assert calls[0][0] == pytest.approx(periods)
+    # 600 s of five-minute steps from the plan: two
+    assert calls[0][1] == 2
+    share = c.period_reads[-1] / periods[-1]
+    assert loads['reads_per_s'] == pytest.approx(2000.0 * share)
+    el._forecast(c, 600.0)                      # forecast again, same plan
+    assert len(calls) == 2
