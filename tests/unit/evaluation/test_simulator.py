@@ -382,15 +382,15 @@ def test_grid_means_end_at_their_bound_and_leave_a_partial_one_out():
     assert pol.grid_means(loads, 4, 5) == []
 
 
-def test_the_forecast_made_as_the_service_s_predictor_makes_it():
-    """With ``forecast_at`` grid the simulated elastman forecasts the means
-    of control periods whose newest ends a minute before the grid point,
-    once a grid point, and a plan between two grid points uses it.
+def _forecasting_elastman(forecast_at: str):
+    """A simulated cluster and its elastman policy whose forecaster records
+    each call (history, horizon) and forecasts a peak of 1,000 per step
+    ahead: 1,000, 2,000, ...
     """
     from elastman.evaluation import policies as pol
     from elastman.predictor import ensemble as ens
     trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
-    c = sm.SimCluster(trace, sm.SimConfig(forecast_at='grid'),
+    c = sm.SimCluster(trace, sm.SimConfig(forecast_at=forecast_at),
                       [sm.Flavor('m1.medium')], {'m1.medium': 4}, seed=3,
                       noise_key='t')
     el = pol.Elastman(predict=True)
@@ -402,6 +402,16 @@ def test_the_forecast_made_as_the_service_s_predictor_makes_it():
         return ens.Forecast([5.0] * horizon, 'x', 'switch', {}, {}, {}, [],
                             peak=[1000.0 * (k + 1) for k in range(horizon)])
     el.ensemble.predict = predict
+    return c, el, calls
+
+
+def test_the_forecast_made_as_the_service_s_predictor_makes_it():
+    """With ``forecast_at`` grid the simulated elastman forecasts the means
+    of control periods whose newest ends a minute before the grid point,
+    once a grid point, and a plan between two grid points uses it.
+    """
+    from elastman.evaluation import policies as pol
+    c, el, calls = _forecasting_elastman('grid')
     minutes = []
     for _ in range(23):
         c.step()
@@ -434,22 +444,8 @@ def test_the_simulator_s_own_forecast_at_each_decision():
     """With ``forecast_at`` decision the simulated elastman forecasts the
     control periods' means up to the one just ended, again at every plan.
     """
-    from elastman.evaluation import policies as pol
-    from elastman.predictor import ensemble as ens
     assert sm.SimConfig().forecast_at == 'grid'
-    trace = tr.load('ramp', 4, 120 / 1440.0, seed=3)
-    c = sm.SimCluster(trace, sm.SimConfig(forecast_at='decision'),
-                      [sm.Flavor('m1.medium')], {'m1.medium': 4}, seed=3,
-                      noise_key='t')
-    el = pol.Elastman(predict=True)
-    el.start(c)
-    calls = []
-
-    def predict(key, history, horizon=None):
-        calls.append((list(history), horizon))
-        return ens.Forecast([5.0] * horizon, 'x', 'switch', {}, {}, {}, [],
-                            peak=[1000.0 * (k + 1) for k in range(horizon)])
-    el.ensemble.predict = predict
+    c, el, calls = _forecasting_elastman('decision')
     for i in range(20):
         c.step()
         el.observe(c)
