@@ -443,7 +443,7 @@ class Elastman(Policy):
         cluster_p99 = (aggregate_p99(sim.obs_p99[sampled], reads)
                        if len(sampled) and reads.sum() > 0 else None)
         self.load_points.append((t, float(reads.sum() + sim.obs_writes[sampled].sum())))
-        if sim.cfg.forecast_at == 'grid':
+        if self.predict and sim.cfg.forecast_at == 'grid':
             self.minute_total.append(self.load_points[-1][1])
             self.minute_reads.append(float(reads.sum()))
         for at, minutes in margin.violated_minutes(
