@@ -139,7 +139,9 @@ class ClusterState:
 
     ``last_action_at`` is when the last action completed (cool-down start);
     ``started_at`` when elastman began modelling the cluster (warm-up start;
-    ``None``: the caller has handled warm-up). ``in_warning_band`` lists the
+    ``None``: the caller has handled warm-up); ``boundary_known`` that the
+    capacity model already has a boundary (its own or a prior), so warm-up
+    holds only the scale-in. ``in_warning_band`` lists the
     VMs whose measured latency is in the guard's warning band or above the
     SLO (:mod:`elastman.actuator.guard`): while there is one, no scale-in.
     ``healing`` counts dead nodes the healer will replace (they are not in
@@ -162,6 +164,9 @@ class ClusterState:
     #: when the cluster last grew: its newest scale-out's decision, or its
     #: creation before its first (``None``: neither is known)
     last_grown_at: float | None = None
+    #: the capacity model already has a boundary (its own or a prior):
+    #: warm-up then blocks only the scale-in
+    boundary_known: bool = False
 
     @property
     def size(self) -> int:
@@ -474,8 +479,9 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         return none('cooling down (%.0f s left)' % left, 'cooldown')
     if cluster.size + cluster.healing < policy.floor:
         return _repair(policy, cluster, d)
-    if (policy.warmup_s > 0 and cluster.started_at is not None
-            and now - cluster.started_at < policy.warmup_s):
+    warming = (policy.warmup_s > 0 and cluster.started_at is not None
+               and now - cluster.started_at < policy.warmup_s)
+    if warming and not cluster.boundary_known:
         left = policy.warmup_s - (now - cluster.started_at)
         return none('warming up (%.0f s left)' % left, 'warmup')
     unknown = sum(f.unknown for f in d.flavors.values())
@@ -503,6 +509,13 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                     '(%s); no scale-in' % (len(cluster.in_warning_band),
                                            ', '.join(cluster.in_warning_band[:5])),
                     'latency')
+    if warming:
+        # a boundary known from the start (a prior) tells the VMs' capacity,
+        # not how the load moves: the cluster keeps its size until elastman
+        # has watched its load for the warm-up
+        left = policy.warmup_s - (now - cluster.started_at)
+        return none('no scale-out needed; no scale-in while warming up '
+                    '(%.0f s left)' % left, 'warmup')
     return _scale_in(policy, cluster, d, by_node)
 
 

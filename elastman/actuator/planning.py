@@ -368,8 +368,9 @@ def _decide_for(policy: ScalingPolicy, state: dec.ClusterState,
     if state.started_at is not None and len(estimates) == state.size and all(
             getattr(e, 'model_kind', '') == 'svm' for e in estimates.values()):
         # warm-up is for learning a boundary: a model that has one (its own
-        # or the flavour's prior) ends it
-        state = dataclasses.replace(state, started_at=None)
+        # or the flavour's prior) may scale out at once, while the scale-in
+        # still waits for the warm-up's end
+        state = dataclasses.replace(state, boundary_known=True)
     record.update({'predicted_cluster': dict(planned),
                    'per_vm_workload': {
                        node: {k: round(float(w.get(k) or 0.0), 3)

@@ -186,7 +186,9 @@ class ScalingPolicy:
                                'latency rises)')
     warmup_s: float = _field(2400.0, _SECONDS,
                              'seconds of model training before the planning '
-                             'loop acts (the guard acts from the start)')
+                             'loop acts; once every VM has a model with a '
+                             'boundary (a prior) it may scale out, but not '
+                             'in (the guard acts from the start)')
     control_period_s: float = _field(300.0, _number(10, 86400),
                                      'seconds between two planning decisions')
     flavor_costs: Mapping[str, float] = _field(

@@ -92,15 +92,29 @@ def test_the_forecast_steps_reach_the_horizon_s_end(
     assert planning.forecast_steps(horizon_s, step_s, elapsed_s) == steps
 
 
-def test_a_model_with_a_boundary_ends_the_warm_up():
+def test_a_model_with_a_boundary_scales_out_in_the_warm_up_but_not_in():
     reg = _registry()
-    p = ScalingPolicy(min_size=1, max_size=5, warmup_s=3600)
-    current = {'vm': {'reads_per_s': 300.0, 'writes_per_s': 100.0,
-                      'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    p = ScalingPolicy(min_size=1, max_size=5, replication_factor=1, warmup_s=3600,
+                      headroom=0.0)
     state = dec.ClusterState([dec.NodeInfo('vm', 'm1')], started_at=1000.0)
-    d = planning.plan(p, state, current, None, reg, 1100.0)
-    assert d.blocked_by != 'warmup'
+    hot = {'vm': {'reads_per_s': 2400.0, 'writes_per_s': 0.0,
+                  'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}}
+    d = planning.plan(p, state, hot, None, reg, 1100.0)
+    assert d.kind == dec.SCALE_OUT
     assert math.isfinite(d.vms[0].capacity)
+    # two VMs with a tenth of their capacity's load: the scale-in waits
+    # for the warm-up's end
+    two = dec.ClusterState([dec.NodeInfo('vm', 'm1'), dec.NodeInfo('vm2', 'm1')],
+                           started_at=1000.0)
+    cold = {n: {'reads_per_s': 200.0, 'writes_per_s': 0.0,
+                'read_bytes_mean': 1000.0, 'write_bytes_mean': 1000.0}
+            for n in ('vm', 'vm2')}
+    flavors = {'vm': 'm1', 'vm2': 'm1'}
+    d = planning.plan(p, two, cold, None, reg, 1100.0, flavors)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'warmup')
+    assert 'no scale-in while warming up (3500 s left)' in d.reason
+    d = planning.plan(p, two, cold, None, reg, 4600.0, flavors)
+    assert d.kind == dec.SCALE_IN
 
 
 def _one_vm(reads_per_s):
