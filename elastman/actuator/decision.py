@@ -479,11 +479,11 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
         return none('cooling down (%.0f s left)' % left, 'cooldown')
     if cluster.size + cluster.healing < policy.floor:
         return _repair(policy, cluster, d)
-    warming = (policy.warmup_s > 0 and cluster.started_at is not None
-               and now - cluster.started_at < policy.warmup_s)
-    if warming and not cluster.boundary_known:
-        left = policy.warmup_s - (now - cluster.started_at)
-        return none('warming up (%.0f s left)' % left, 'warmup')
+    # seconds of warm-up left (0 or less: none)
+    warm_left = (policy.warmup_s - (now - cluster.started_at)
+                 if policy.warmup_s > 0 and cluster.started_at is not None else 0.0)
+    if warm_left > 0 and not cluster.boundary_known:
+        return none('warming up (%.0f s left)' % warm_left, 'warmup')
     unknown = sum(f.unknown for f in d.flavors.values())
     if unknown == cluster.size:
         return none('model not usable (none of the %d VMs has a capacity '
@@ -509,13 +509,12 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
                     '(%s); no scale-in' % (len(cluster.in_warning_band),
                                            ', '.join(cluster.in_warning_band[:5])),
                     'latency')
-    if warming:
+    if warm_left > 0:
         # a boundary known from the start (a prior) tells the VMs' capacity,
         # not how the load moves: the cluster keeps its size until elastman
         # has watched its load for the warm-up
-        left = policy.warmup_s - (now - cluster.started_at)
         return none('no scale-out needed; no scale-in while warming up '
-                    '(%.0f s left)' % left, 'warmup')
+                    '(%.0f s left)' % warm_left, 'warmup')
     return _scale_in(policy, cluster, d, by_node)
 
 
