@@ -66,6 +66,10 @@ def planned_load(forecast_peak: Mapping[str, float] | None,
 #: Fewest load points :func:`trend_growth` fits a line through.
 TREND_MIN_POINTS = 3
 
+#: A window whose points two flat levels fit with at most this fraction of
+#: one line's squared error holds a jump (:func:`jump_index`).
+JUMP_FIT = 0.5
+
 
 def trend_growth(points: Sequence[tuple[float, float]], now: float,
                  window_s: float, span_s: float,
@@ -81,21 +85,66 @@ def trend_growth(points: Sequence[tuple[float, float]], now: float,
     made on the control period's means) would otherwise be planned for
     after it arrived: one action is in flight at a time, and a scale-out
     serves only once its VMs have joined.
+
+    A window that holds a jump up (:func:`jump_index`) with at least
+    :data:`TREND_MIN_POINTS` points after it grows by no more than the line
+    through those points: the line through the whole window would turn a
+    step that stays flat into a rise. A load still climbing after its jump
+    keeps the whole window's growth.
     """
     if window_s <= 0:
         return 1.0
-    recent = [(t, v) for t, v in points
-              if now - window_s <= t <= now and math.isfinite(v)]
+    recent = sorted((t, v) for t, v in points
+                    if now - window_s <= t <= now and math.isfinite(v))
     if len(recent) < TREND_MIN_POINTS:
         return 1.0
     t = np.array([p[0] for p in recent], dtype=float)
     v = np.array([p[1] for p in recent], dtype=float)
+    growth = _line_growth(t, v, span_s)
+    jump = jump_index(t, v)
+    if jump is not None and len(v) - jump >= TREND_MIN_POINTS:
+        growth = min(growth, _line_growth(t[jump:], v[jump:], span_s))
+    return float(min(most, growth))
+
+
+def _line_growth(t: np.ndarray, v: np.ndarray, span_s: float) -> float:
+    """The least-squares line's value ``span_s`` after the newest point
+    over its value there; 1 when it does not rise or the points share one
+    instant.
+    """
     if np.ptp(t) <= 0:
         return 1.0
     slope, intercept = np.polyfit(t - t.max(), v, 1)
     if slope <= 0 or intercept <= 0:
         return 1.0
-    return float(min(most, (intercept + slope * span_s) / intercept))
+    return float((intercept + slope * span_s) / intercept)
+
+
+def jump_index(t: np.ndarray, v: np.ndarray) -> int | None:
+    """The index of the first point after a jump up in the loads ``v``
+    (at the times ``t``, ascending): where splitting the points into two
+    flat levels, the later one higher, leaves at most :data:`JUMP_FIT` of
+    the squared error of one least-squares line through them all. None
+    without such a split or with fewer than four points.
+    """
+    n = len(v)
+    if n < 4 or np.ptp(t) <= 0:
+        return None
+    slope, intercept = np.polyfit(t - t.max(), v, 1)
+    line = float(((v - intercept - slope * (t - t.max())) ** 2).sum())
+    if not line > 0:
+        return None
+    # squared error about the mean of each prefix v[:k] and suffix v[k:]
+    k = np.arange(1, n)
+    total, squares = np.cumsum(v), np.cumsum(v * v)
+    head = squares[:-1] - total[:-1] ** 2 / k
+    tail_sum, tail_sq = total[-1] - total[:-1], squares[-1] - squares[:-1]
+    tail = tail_sq - tail_sum ** 2 / (n - k)
+    split = int(np.argmin(head + tail))
+    if (head[split] + tail[split] <= JUMP_FIT * line
+            and tail_sum[split] / (n - k[split]) > total[split] / k[split]):
+        return int(k[split])
+    return None
 
 
 def held_load(points: Sequence[tuple[float, float]], now: float,

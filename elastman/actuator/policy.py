@@ -214,8 +214,9 @@ class ScalingPolicy:
         'measured join time (0: off)')
     trend_max_growth: float = _field(
         1.5, _number(1, 100),
-        'the most the trend may grow the planned load by over a join: a '
-        'step in the load fits a steep line that the load does not follow')
+        'the most the trend may grow the planned load by over a join: in '
+        'the first minutes after a jump, a step and the start of a rise '
+        'fit the same steep line')
     scale_in_hold_s: float = _field(
         0.0, _SECONDS,
         "seconds of the cluster's load a scale-in provides for: the planning "

@@ -15,6 +15,7 @@ estimates and the horizon learnt from past joins.
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from elastman.actuator import decision as dec
@@ -173,6 +174,54 @@ def test_the_trend_projects_a_rising_load_over_the_join():
         3400.0 / 1900.0)
     # a step fits a steep line: the growth is bounded
     assert planning.trend_growth(rising, now, 600.0, 900.0, most=1.5) == 1.5
+
+
+def _jump(now, before, after, points_after, minutes=10):
+    """Once a minute up to ``now``: ``before`` then, for the newest
+    ``points_after`` minutes, ``after``, each with a wobble of +-1%.
+    """
+    wobble = [1.0, 1.01, 0.99, 1.005, 0.995, 1.0, 0.99, 1.01, 1.0, 0.995]
+    return [(now - 60.0 * (minutes - 1 - k),
+             (after if k >= minutes - points_after else before) * wobble[k])
+            for k in range(minutes)]
+
+
+def test_a_step_that_stays_flat_is_no_trend():
+    now = 6000.0
+    t = np.arange(10) * 60.0
+    # the load doubled five minutes ago and stayed there
+    step = _jump(now, 1000.0, 2000.0, 5)
+    assert planning.jump_index(t, np.array([v for _, v in step])) == 5
+    assert planning.trend_growth(step, now, 600.0, 900.0, most=1.5) == pytest.approx(
+        1.0, abs=0.05)
+    # with fewer than three points after it, a step cannot be told from
+    # the start of a rise: the whole window's line, bounded
+    fresh = _jump(now, 1000.0, 2000.0, 2)
+    assert planning.jump_index(t, np.array([v for _, v in fresh])) == 8
+    assert planning.trend_growth(fresh, now, 600.0, 900.0, most=1.5) == 1.5
+
+
+def test_a_load_that_goes_on_rising_after_its_jump_keeps_rising():
+    now = 6000.0
+    # doubled five minutes ago and rising by 100 a minute since
+    crowd = [(now - 60.0 * (9 - k), 1000.0 if k < 5 else 2000.0 + 100.0 * (k - 5))
+             for k in range(10)]
+    t = np.array([p[0] for p in crowd])
+    assert planning.jump_index(t, np.array([p[1] for p in crowd])) == 5
+    # projected from the points after the jump: 2,400 + 15 x 100
+    assert planning.trend_growth(crowd, now, 600.0, 900.0) == pytest.approx(
+        3900.0 / 2400.0)
+
+
+@pytest.mark.parametrize('loads', [
+    [1000.0 + 100.0 * k for k in range(10)],                  # a line
+    [1000.0, 1010.0, 990.0, 1005.0, 995.0, 1000.0, 1010.0, 990.0],   # flat
+    [2000.0] * 5 + [1000.0] * 5,                              # a drop
+    [1000.0, 2000.0, 1000.0],                                 # too few
+])
+def test_no_jump_up_without_two_flat_levels_rising(loads):
+    t = np.arange(len(loads)) * 60.0
+    assert planning.jump_index(t, np.array(loads)) is None
 
 
 @pytest.mark.parametrize('points,window', [
