@@ -90,7 +90,7 @@ def trend_growth(points: Sequence[tuple[float, float]], now: float,
     :data:`TREND_MIN_POINTS` points after it grows by no more than the line
     through those points: the line through the whole window would turn a
     step that stays flat into a rise. A load still climbing after its jump
-    keeps the whole window's growth.
+    is projected as it climbs.
     """
     if window_s <= 0:
         return 1.0
