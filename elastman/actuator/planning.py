@@ -141,9 +141,10 @@ def jump_index(t: np.ndarray, v: np.ndarray) -> int | None:
     tail_sum, tail_sq = total[-1] - total[:-1], squares[-1] - squares[:-1]
     tail = tail_sq - tail_sum ** 2 / (n - k)
     split = int(np.argmin(head + tail))
-    if (head[split] + tail[split] <= JUMP_FIT * line
-            and tail_sum[split] / (n - k[split]) > total[split] / k[split]):
-        return int(k[split])
+    after = split + 1           # points before the jump; index of the first after
+    rises = tail_sum[split] / (n - after) > total[split] / after
+    if rises and head[split] + tail[split] <= JUMP_FIT * line:
+        return after
     return None
 
 
