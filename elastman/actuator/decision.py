@@ -58,6 +58,14 @@ Policy options beyond the paper (their defaults are the rules above):
   cluster grows before the model has seen the SLO break. Such a VM's target
   is ``(1 + explore) c_x`` (no headroom: ``c_x`` was met), so that the load
   may go ``explore`` beyond what was seen and the model keeps learning.
+* ``beyond_lower='extrapolated'`` with ``extrapolation='lower'``: a load
+  beyond the lower bound at ``seen`` stays uncertain (it blocks a scale-in
+  and is no violator), but it asks for the room the boundary's
+  extrapolation says it needs: its excess over the target of the
+  extrapolated capacity, where positive, adds to the sum. Its slack never
+  does. A forecast or a trend beyond anything the cluster served then
+  scales out ahead of the rise, where ``uncertain`` waits for the latency
+  guard.
 
 How a capacity bound enters (``CapacityEstimate.bound``):
 
@@ -65,8 +73,9 @@ How a capacity bound enters (``CapacityEstimate.bound``):
 * ``lower`` (the true capacity is at least ``c_x``; the model has seen no
   violation along the ray): ``w_x <= c_x`` is surely safe and its slack an
   under-estimate, so it may justify a scale-in; ``w_x > c_x`` is only
-  *uncertain* (beyond what the VM was seen to serve): it neither triggers a
-  scale-out nor adds to the sums, but it blocks scale-in.
+  *uncertain* (beyond what the VM was seen to serve): it blocks scale-in,
+  and adds to the sums only what ``beyond_lower='extrapolated'`` takes from
+  the boundary's extrapolation.
 * ``upper`` (the true capacity is below ``c_x``; all cells violated):
   ``w_x > c_x`` is surely a violation (its term under-estimates the need);
   ``w_x <= c_x`` is uncertain, as above.
@@ -95,6 +104,9 @@ TRIM = 'trim'
 NONE = 'none'
 
 OK, OVER, UNCERTAIN, UNKNOWN = 'ok', 'over', 'uncertain', 'unknown'
+#: ``beyond_lower``: a load beyond a lower bound asks for what the boundary's
+#: extrapolation says it needs
+EXTRAPOLATED = 'extrapolated'
 EPS = 1e-9
 
 
@@ -284,9 +296,10 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
     if bound == UNKNOWN or not math.isfinite(cap) or not math.isfinite(load):
         return VMTerm(node.node_id, node.flavor, load, cap, bound, UNKNOWN, 0.0)
     seen = getattr(est, 'seen', None)
+    extrapolated = math.nan
     if extrapolation == 'lower' and seen is not None and math.isfinite(seen) \
             and 0 < seen < cap and bound != 'upper':
-        cap, bound = float(seen), 'lower'
+        extrapolated, cap, bound = cap, float(seen), 'lower'
     if bound == 'lower' and beyond_lower == OVER:
         target = cap * (1.0 + explore)
     else:
@@ -316,8 +329,13 @@ def vm_term(node: NodeInfo, est: Any, cap_term: float, headroom: float = 0.0,
         status = OVER if over else UNCERTAIN
     else:
         status = OVER if over else OK
-    return VMTerm(node.node_id, node.flavor, load, cap, bound, status,
-                  0.0 if status == UNCERTAIN else term, target,
+    if status == UNCERTAIN:
+        term = 0.0
+        if beyond_lower == EXTRAPOLATED and math.isfinite(extrapolated):
+            # the boundary beyond the data may ask for room, never give it
+            term = max(0.0, _relative_excess(load, extrapolated * (1.0 - headroom),
+                                             cap_term))
+    return VMTerm(node.node_id, node.flavor, load, cap, bound, status, term, target,
                   min((load - cap) / cap, cap_term) if status == OVER and load > cap else 0.0,
                   None if status == UNCERTAIN else in_term)
 
@@ -461,7 +479,7 @@ def decide(policy: ScalingPolicy, cluster: ClusterState,
     by_node = {t.node_id: t for t in terms}
     d.vms = terms
     d.flavors = flavor_numbers(policy, terms)
-    _note_bounds(d)
+    _note_bounds(policy, d)
 
     def none(reason: str, blocked: str | None = None) -> Decision:
         d.kind, d.reason, d.blocked_by = NONE, 'no action: ' + reason, blocked
@@ -543,7 +561,7 @@ def _removable_within_capacity(policy: ScalingPolicy, size: int,
     return max(0, math.floor(size * (1.0 - r) + EPS))
 
 
-def _note_bounds(d: Decision) -> None:
+def _note_bounds(policy: ScalingPolicy, d: Decision) -> None:
     for f in d.flavors.values():
         if f.lower_bounds:
             d.notes.append('%s: capacity of %d VM(s) is only a lower bound (no violation '
@@ -555,7 +573,11 @@ def _note_bounds(d: Decision) -> None:
             d.notes.append('%s: excess of %d VM(s) capped at max_vm_excess' % (f.flavor, f.capped))
         if f.uncertain:
             d.notes.append('%s: %d VM(s) may be over capacity (bounds only): not counted '
-                           'as violators, scale-in blocked' % (f.flavor, f.uncertain))
+                           'as violators, scale-in blocked%s'
+                           % (f.flavor, f.uncertain,
+                              '; their excess over the extrapolated boundary\'s '
+                              'target counted' if policy.beyond_lower == EXTRAPOLATED
+                              else ''))
 
 
 def _repair(policy: ScalingPolicy, cluster: ClusterState, d: Decision) -> Decision:

@@ -40,7 +40,7 @@ DEFAULT_SLO_METRIC = 'read_with_queue_p99_ms'
 REMOVE_BY = ('capacity', 'interference')
 SCALE_OUT_COUNTS = ('sum', 'violators')
 VIOLATION_AT = ('target', 'capacity')
-BEYOND_LOWER = ('uncertain', 'over')
+BEYOND_LOWER = ('uncertain', 'over', 'extrapolated')
 EXTRAPOLATION = ('trust', 'lower')
 #: When the old nodes drop the ranges a scale-out moved to the new ones
 #: (``nodetool cleanup``): right after the join, or before the next action
@@ -142,8 +142,12 @@ class ScalingPolicy:
                                'c_x; with capacity, a positive net sum over the '
                                'targets scales out too')
     beyond_lower: str = _field('uncertain', {'enum': list(BEYOND_LOWER)},
-                               'a load beyond a lower-bound capacity: uncertain, '
-                               'or over (a violation of it)')
+                               'a load beyond a lower-bound capacity: uncertain '
+                               '(it blocks a scale-in and asks for no VM), over '
+                               '(a violation of it), or extrapolated (it blocks '
+                               'a scale-in and asks for the VMs its excess over '
+                               'the target of the model\'s extrapolated capacity '
+                               'needs)')
     max_scale_in_fraction: float = _field(0.1, _number(0, 1, lo_open=True),
                                           'largest fraction of a flavour\'s VMs '
                                           'one scale-in removes (at least one)')

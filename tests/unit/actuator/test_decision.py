@@ -515,6 +515,39 @@ def test_extrapolation_lower_caps_the_capacity_at_the_seen_load():
     assert dec.decide(policy(extrapolation='lower'), c, e4, NOW).kind == dec.SCALE_IN
 
 
+def test_beyond_lower_extrapolated_asks_for_the_room_the_boundary_needs():
+    nodes = [dec.NodeInfo('n%d' % i, 'm1.small') for i in range(1, 5)]
+    c = dec.ClusterState(nodes)
+    # seen 120, the boundary's extrapolation 160; headroom .25: the lower
+    # bound's target is 90, the extrapolated one 120
+    e = {'n1': est_seen(200, 160, 120), 'n2': est_seen(200, 160, 120),
+         'n3': est_seen(100, 160, 120), 'n4': est_seen(100, 160, 120)}
+    rule = dict(extrapolation='lower', violation_at='capacity',
+                scale_out_count='violators', headroom=0.25)
+    # uncertain: every VM is beyond its lower bound's target, none asks
+    d = dec.decide(policy(beyond_lower='uncertain', **rule), c, e, NOW)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'bounds')
+    # extrapolated: 200/120 - 1 = 2/3 twice; 100/120 - 1 < 0 is slack the
+    # extrapolation does not give: 4/3 -> 2, and still no violator
+    d = dec.decide(policy(beyond_lower='extrapolated', **rule), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_OUT, 2)
+    f = d.flavors['m1.small']
+    assert f.excess_sum == pytest.approx(4 / 3)
+    assert (f.violators, f.uncertain) == (0, 4)
+    assert [t.status for t in d.vms] == [dec.UNCERTAIN] * 4
+    assert any('extrapolated boundary' in n for n in d.notes)
+    # a boundary that puts the loads under its target asks for nothing and
+    # the uncertain VMs still block the scale-in
+    e2 = {k: est_seen(v.load, 400, 120) for k, v in e.items()}
+    d = dec.decide(policy(beyond_lower='extrapolated', **rule), c, e2, NOW)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'bounds')
+    # a lower bound with no extrapolation beyond it (no ``seen``) asks for
+    # nothing either
+    e3 = {k: est(v.load, 120, 'lower') for k, v in e.items()}
+    d = dec.decide(policy(beyond_lower='extrapolated', **rule), c, e3, NOW)
+    assert (d.kind, d.blocked_by) == (dec.NONE, 'bounds')
+
+
 def test_max_scale_in_fraction():
     c, e = cluster([(10, 100)] * 10)
     # -.9 x10 = -9 -> floor(8.5) = 8, clamped to 7 by the floor 3
