@@ -414,14 +414,24 @@ def choose_nodes_to_remove(policy: ScalingPolicy, nodes: Sequence[NodeInfo],
                            terms: Mapping[str, VMTerm], flavor: str,
                            count: int) -> list[str]:
     """Up to ``count`` nodes of ``flavor``: non-seeds first, then least
-    capacity (or most interference, per ``policy.remove_by``); a seed only
-    while another seed stays in the cluster.
+    capacity, most interference or most load for their capacity (per
+    ``policy.remove_by``); a seed only while another seed stays in the
+    cluster.
+
+    ``load`` removes the hottest VMs: the token share a VM leaves is spread
+    over those that stay, so the most loaded VM for its capacity is the one
+    whose absence lowers the load of the busiest VM left.
     """
     def key(n: NodeInfo) -> tuple:
-        cap = terms[n.node_id].capacity if n.node_id in terms else math.inf
+        term = terms.get(n.node_id)
+        cap = term.capacity if term is not None else math.inf
         cap = cap if math.isfinite(cap) else math.inf
         if policy.remove_by == 'interference':
             return (n.seed, -n.interference, cap, n.node_id)
+        if policy.remove_by == 'load':
+            heat = term.load / cap if term is not None and 0 < cap < math.inf \
+                and math.isfinite(term.load) else -math.inf
+            return (n.seed, -heat, -n.interference, n.node_id)
         return (n.seed, cap, -n.interference, n.node_id)
 
     seeds_left = sum(1 for n in nodes if n.seed)

@@ -37,7 +37,7 @@ from elastman.capacity.params import SLO_METRICS
 #: native-transport queue wait, which is what clients wait for
 #: (doc/source/monitoring.rst).
 DEFAULT_SLO_METRIC = 'read_with_queue_p99_ms'
-REMOVE_BY = ('capacity', 'interference')
+REMOVE_BY = ('capacity', 'interference', 'load')
 SCALE_OUT_COUNTS = ('sum', 'violators')
 VIOLATION_AT = ('target', 'capacity')
 BEYOND_LOWER = ('uncertain', 'over', 'extrapolated')
@@ -203,7 +203,9 @@ class ScalingPolicy:
         None, {'type': ['string', 'null'], 'minLength': 1, 'maxLength': 255},
         'the flavour to grow with when no rule picks one')
     remove_by: str = _field('capacity', {'enum': list(REMOVE_BY)},
-                            'which node a scale-in removes first')
+                            'which node a scale-in removes first: least '
+                            'capacity, most interference, or most load for '
+                            'its capacity')
     cleanup: str = _field(
         'before_removal', {'enum': list(CLEANUP)},
         'when the old nodes run nodetool cleanup after a scale-out: '

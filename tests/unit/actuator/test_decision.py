@@ -127,6 +127,21 @@ def test_remove_by_interference():
     assert d.remove_nodes == ['n2', 'n4', 'n1']
 
 
+def test_remove_by_load_takes_the_hottest_for_their_capacity():
+    # load / capacity: .30 .40 .20 .25 .375 .30; a VM without an estimate
+    # is not known to be hot and goes last
+    specs = [(30, 100), (40, 100), (30, 150), (20, 80), (30, 80), (30, 100)]
+    c, e = cluster(specs)
+    d = dec.decide(policy(remove_by='load'), c, e, NOW)
+    assert (d.kind, d.count) == (dec.SCALE_IN, 3)
+    assert d.remove_nodes == ['n2', 'n5', 'n1']
+    assert d.reason.endswith('(by load)')
+    by_node = {t.node_id: t for t in d.vms}
+    del by_node['n2']
+    assert dec.choose_nodes_to_remove(policy(remove_by='load'), c.nodes, by_node,
+                                      'm1.small', 6)[-1] == 'n2'
+
+
 def test_min_size_clamps_scale_in():
     # 4 VMs at .1 load: sum -3.6 -> floor(3.1) = 3, room 4 - 3 = 1
     c, e = cluster([(10, 100)] * 4)
