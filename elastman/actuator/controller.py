@@ -32,9 +32,9 @@ import uuid
 from oslo_log import log as logging
 
 from elastman.actuator import decision as decision_mod
-from elastman.actuator import executor as executor_mod
 from elastman.actuator import guard as guard_mod
 from elastman.actuator import margin
+from elastman.actuator import members
 from elastman.actuator import planning
 from elastman.actuator import policy as policy_mod
 from elastman.actuator import workload
@@ -188,7 +188,7 @@ class Controller:
             nodes=[decision_mod.NodeInfo(n['node_id'], n.get('flavor') or '',
                                          bool(n.get('seed')),
                                          interference.get(n['node_id'], 0.0),
-                                         removable=executor_mod.removable(n))
+                                         removable=members.removable(n))
                    for n in serving],
             action_in_flight=bool(unfinished), last_action_at=last_action_at,
             started_at=created_at,
@@ -347,7 +347,7 @@ class Controller:
         base = self.policy_of(cluster)
         policy, violated = self._adapted(cluster_id, base, now)
         nodes = self.store.nodes.list(cluster_id)
-        serving = executor_mod.serving_nodes(nodes)
+        serving = members.serving_nodes(nodes)
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         current = {n: _sample_load(rows[0]) for n, rows in recent.items()}
         rows = self._cluster_rounds(cluster_id, now, max(
@@ -403,7 +403,7 @@ class Controller:
         if not policy.guard:
             return None
         policy, _ = self._adapted(cluster_id, policy, now)
-        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster_id))
+        serving = members.serving_nodes(self.store.nodes.list(cluster_id))
         recent = self._recent(cluster_id, serving, now, policy.guard_intervals)
         rows = self._cluster_rounds(cluster_id, now, self.conf.actuator.sample_max_age)
         rounds = self._rounds(policy, recent, self._cluster_metric(policy, rows, now))
@@ -430,7 +430,7 @@ class Controller:
 
     def newest_sample_at(self, cluster: dict) -> float | None:
         """When the monitor last sampled the cluster (the guard's clock)."""
-        serving = executor_mod.serving_nodes(self.store.nodes.list(cluster['id']))
+        serving = members.serving_nodes(self.store.nodes.list(cluster['id']))
         rows = self.store.samples.newest(cluster['id'],
                                          [n['node_id'] for n in serving])
         return max((timestamps.epoch(r[0]['ts']) for r in rows.values()),

@@ -29,6 +29,7 @@ import uuid
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
+from elastman.actuator import actionplan
 from elastman.actuator import backoff
 from elastman.actuator import controller as controller_mod
 from elastman.actuator import decision as decision_mod
@@ -252,8 +253,8 @@ class ActuatorManager(sharing.SharedManager):
         does not say; the executor decides when the action runs).
         """
         try:
-            return executor_mod.replacement(self.executor.cloud(cluster),
-                                            cluster, node)
+            return actionplan.replacement(self.executor.cloud(cluster),
+                                          cluster, node)
         except Exception as exc:
             LOG.warning('cluster %s: how node %s is replaced is decided when '
                         'the action runs: %s', cluster['id'], node['node_id'],

@@ -43,6 +43,7 @@ from cassandra import ConsistencyLevel
 import pytest
 
 from elastman.actuator import executor as executor_mod
+from elastman.actuator import joining
 from elastman.actuator import manager as actuator_manager
 from elastman.cassandra import nodetool
 from elastman.common import timestamps
@@ -265,7 +266,7 @@ def _replaced_by_killed_actuators(conf, store, cloud, cluster, nodes, contact,
     assert done['state'] == 'SUCCEEDED', done['reason']
     assert len(done['result']['servers']) == 1   # adopted, not doubled
     replacements = [s for s in cloud.list(str(cluster['id']))
-                    if s.metadata.get(executor_mod.ACTION_TAG)
+                    if s.metadata.get(joining.ACTION_TAG)
                     == str(action['id'])]
     assert len(replacements) == 1
     with pytest.raises(compute.ServerNotFound):
