@@ -28,6 +28,7 @@ from elastman.actuator import members
 from elastman.actuator import policy as policy_mod
 from elastman.common import exception
 from elastman.compute import base as compute
+from elastman.store import nodes as nodes_store
 
 
 def plan(store, cloud: Callable[[], compute.ComputeDriver],
@@ -148,7 +149,7 @@ def plan_replace(store, cloud: compute.ComputeDriver, action: dict,
         plan.update(previous=others, removenode=True,
                     why_removenode=why)
     store.nodes.upsert(action['cluster_id'], dead['node_id'],
-                       state='REPLACING')
+                       state=nodes_store.REPLACING)
     return plan
 
 

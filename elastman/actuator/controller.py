@@ -42,12 +42,13 @@ from elastman.common import exception
 from elastman.common import timestamps
 from elastman.store import actions as actions_store
 from elastman.store import model_state
+from elastman.store import nodes as nodes_store
 
 LOG = logging.getLogger(__name__)
 
 #: Node states of a dead node the healer replaces: they count towards the
 #: policy's floor (not towards the capacity).
-HEALING = ('DEAD', 'REPLACING')
+HEALING = (nodes_store.DEAD, nodes_store.REPLACING)
 
 FORECAST_METRICS = workload.LOAD_KEYS
 #: SLO metrics the monitor also measures for the cluster as a whole (its

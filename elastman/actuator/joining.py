@@ -29,11 +29,13 @@ import uuid
 from oslo_log import log as logging
 
 from elastman.actuator import members
+from elastman.actuator import steps
 from elastman.cassandra import access as access_mod
 from elastman.cassandra import nodetool as nodetool_mod
 from elastman.cassandra import tokens as tokens_mod
 from elastman.common import exception
 from elastman.compute import base as compute
+from elastman.store import nodes as nodes_store
 
 LOG = logging.getLogger(__name__)
 
@@ -43,10 +45,9 @@ ACTION_TAG = 'elastman_action'
 MAX_SEEDS = 3
 
 
-class JoiningSteps:
+class JoiningSteps(steps.ActionSteps):
     """The ``creating`` and ``joining`` steps of
-    :class:`~elastman.actuator.executor.ActionExecutor`, which provides the
-    store, the journal, the lease and the ways of reaching the nodes.
+    :class:`~elastman.actuator.executor.ActionExecutor`.
     """
 
     def _tagged(self, action: dict) -> list[compute.Server]:
@@ -60,7 +61,7 @@ class JoiningSteps:
         """
         nodes = [n for n in members.serving_nodes(self.store.nodes.list(
             action['cluster_id'])) if n.get('address')
-            and n.get('state') != 'JOINING']
+            and n.get('state') != nodes_store.JOINING]
         seeds = [n for n in nodes if n.get('seed')] or nodes
         return sorted(n['address'] for n in seeds)[:MAX_SEEDS]
 
@@ -215,13 +216,13 @@ class JoiningSteps:
             server.id, compute.ACTIVE, timeout=self.opts.boot_timeout)
         try:
             if self.store.nodes.get(action['cluster_id'],
-                                    server.id)['state'] == 'UN':
+                                    server.id)['state'] == nodes_store.UN:
                 return
         except exception.NotFound:
             pass
         self.store.nodes.upsert(
             action['cluster_id'], server.id, server_id=server.id,
-            address=server.address, flavor=server.flavor, state='JOINING',
+            address=server.address, flavor=server.flavor, state=nodes_store.JOINING,
             seed=plan.get('seed', not plan['previous']),
             cql_port=server.cql_port,
             jmx_host=server.jmx_host or '127.0.0.1', jmx_port=server.jmx_port,
@@ -234,7 +235,7 @@ class JoiningSteps:
         while waiting:
             for server_id in list(waiting):
                 node = self.store.nodes.get(action['cluster_id'], server_id)
-                if node['state'] == 'UN':
+                if node['state'] == nodes_store.UN:
                     waiting.remove(server_id)
                     continue
                 server = self._cloud(action).get(server_id)
@@ -252,7 +253,7 @@ class JoiningSteps:
                     continue
                 if joined:
                     self.store.nodes.upsert(action['cluster_id'], server_id,
-                                            state='UN')
+                                            state=nodes_store.UN)
                     waiting.remove(server_id)
             if waiting and time.monotonic() > deadline:
                 raise exception.ElastmanException(

@@ -37,6 +37,7 @@ from elastman.actuator import executor as executor_mod
 from elastman.actuator import healer
 from elastman.actuator import hostevents
 from elastman.actuator import policy as policy_mod
+from elastman.actuator import steps as steps_mod
 from elastman.common import exception
 from elastman.common import rpc
 from elastman.common import schedule
@@ -143,7 +144,7 @@ class ActuatorManager(sharing.SharedManager):
         now = time.time() if now is None else now
         cluster_id = str(cluster['id'])
         if not leased and not self.store.leases.acquire(
-                executor_mod.lease_name(cluster_id), self.conf.host,
+                steps_mod.lease_name(cluster_id), self.conf.host,
                 self.lease_ttl):
             return
         if self._busy(cluster_id):

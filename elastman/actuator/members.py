@@ -12,8 +12,10 @@
 """Which of a cluster's nodes serve, and which of them elastman may remove."""
 from __future__ import annotations
 
+from elastman.store import nodes as nodes_store
+
 #: Node states that count in the cluster (``UNKNOWN``/None: not yet read).
-SERVING = ('UN', 'ACTIVE', 'UNKNOWN', None)
+SERVING = nodes_store.LIVE + (None,)
 
 
 def serving_nodes(nodes: list[dict]) -> list[dict]:

@@ -35,17 +35,17 @@ from oslo_log import log as logging
 
 from elastman.actuator import members
 from elastman.actuator import policy as policy_mod
+from elastman.actuator import steps
 from elastman.common import exception
 from elastman.compute import base as compute
+from elastman.store import nodes as nodes_store
 
 LOG = logging.getLogger(__name__)
 
 
-class RemovingSteps:
+class RemovingSteps(steps.ActionSteps):
     """The ``removing``, ``cleaning``, ``decommissioning`` and ``deleting``
-    steps of :class:`~elastman.actuator.executor.ActionExecutor`, which
-    provides the store, the journal, the lease and the ways of reaching the
-    nodes.
+    steps of :class:`~elastman.actuator.executor.ActionExecutor`.
     """
 
     def _removenode(self, action: dict, result: dict) -> None:
@@ -147,7 +147,7 @@ class RemovingSteps:
                 continue
             node = self.store.nodes.get(action['cluster_id'], node_id)
             self.store.nodes.upsert(action['cluster_id'], node_id,
-                                    state='LEAVING')
+                                    state=nodes_store.LEAVING)
             if self._still_in_ring(action, node):
                 self._decommission_node(action, node)
             done.append(node_id)
@@ -231,7 +231,7 @@ class RemovingSteps:
                                       force=True)
         except exception.NodetoolError:
             self.store.nodes.upsert(action['cluster_id'], node_id,
-                                    state='UN')
+                                    state=nodes_store.UN)
             raise
 
     def _may_force(self, action: dict, exc: Exception) -> bool:
@@ -245,7 +245,7 @@ class RemovingSteps:
         cluster = self.store.clusters.get(action['cluster_id'])
         policy = policy_mod.ScalingPolicy.for_cluster(cluster)
         serving = members.serving_nodes(self.store.nodes.list(action['cluster_id']))
-        left = len([n for n in serving if n.get('state') != 'LEAVING'])
+        left = len([n for n in serving if n.get('state') != nodes_store.LEAVING])
         return left >= policy.replication_factor
 
     def _still_in_ring(self, action: dict, leaving: dict) -> bool:

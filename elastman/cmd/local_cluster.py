@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from elastman.actuator import executor as executor_mod
 from elastman.actuator import policy as policy_mod
+from elastman.actuator import steps as steps_mod
 from elastman.api import auth
 from elastman.api import errors as api_errors
 from elastman.api import schemas
@@ -293,7 +294,7 @@ class LocalClusters:
         wait for the one that does; returns the terminal journal row.
         """
         progress = Progress(self.store, self.echo)
-        lease = executor_mod.lease_name(action['cluster_id'])
+        lease = steps_mod.lease_name(action['cluster_id'])
         told = None
         while True:
             current = self.store.actions.get(action['cluster_id'],

@@ -30,6 +30,7 @@ from oslo_log import log as logging
 
 from elastman.common import exception
 from elastman.common import trusts
+from elastman.store import nodes as nodes_store
 
 LOG = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ class ClusterService:
         for host, port in seeds:
             self.store.nodes.upsert(row['id'], host, address=host,
                                     cql_port=port, seed=True,
-                                    state='UNKNOWN', flavor=spec.get('flavor'),
+                                    state=nodes_store.UNKNOWN, flavor=spec.get('flavor'),
                                     jmx_host=host, jmx_port=spec['jmx_port'])
         action = self.request(row, 'register', len(seeds), None,
                               requested_by=requested_by)

@@ -37,9 +37,6 @@ from elastman.store import nodes as nodes_store
 
 LOG = logging.getLogger(__name__)
 
-#: Node states the health check may turn into DEAD.
-LIVE_STATES = ('UN', 'ACTIVE', 'UNKNOWN')
-
 
 class HealthChecker:
     """Marks nodes DEAD (and back UN) from the monitor's rounds."""
@@ -70,14 +67,14 @@ class HealthChecker:
                 continue
             if up[node_id]:
                 if state == nodes_store.DEAD and self.store.nodes.change_state(
-                        cluster_id, node_id, 'UN', 'answering again',
+                        cluster_id, node_id, nodes_store.UN, 'answering again',
                         (nodes_store.DEAD,)):
                     LOG.info('node %s of cluster %s answers again: UN',
                              node_id, cluster_id)
-                    changes.append({'node_id': node_id, 'state': 'UN',
+                    changes.append({'node_id': node_id, 'state': nodes_store.UN,
                                     'reason': 'answering again'})
                 continue
-            if state not in LIVE_STATES:
+            if state not in nodes_store.LIVE:
                 continue
             missed = self._missed(cluster_id, node_id, opts.dead_after_missed)
             if missed >= opts.dead_after_missed:
@@ -85,7 +82,7 @@ class HealthChecker:
         if not suspects:
             return changes
         live = [n for n in nodes if up.get(n['node_id'])
-                and n.get('state') in LIVE_STATES]
+                and n.get('state') in nodes_store.LIVE]
         votes = self._ask_peers(live, suspects, opts.dead_confirmations,
                                 access)
         for node in suspects:
@@ -102,7 +99,7 @@ class HealthChecker:
                       % (opts.dead_after_missed, ', '.join(down)))
             if self.store.nodes.change_state(cluster_id, node['node_id'],
                                              nodes_store.DEAD, reason,
-                                             LIVE_STATES):
+                                             nodes_store.LIVE):
                 LOG.warning('node %s (%s) of cluster %s is DEAD: %s',
                             node['node_id'], node['address'], cluster_id,
                             reason)

@@ -25,8 +25,14 @@ _FIELDS = ('server_id', 'address', 'flavor', 'state', 'seed', 'cql_port',
 #: Node states. JOINING, UN, LEAVING: the actuator's; DEAD: the monitor's
 #: health check (missed samples and DN at live peers); REPLACING: a replace
 #: action took the dead node over; UNKNOWN: a registered node never sampled.
+JOINING = 'JOINING'
+UN = 'UN'
+LEAVING = 'LEAVING'
+UNKNOWN = 'UNKNOWN'
 DEAD = 'DEAD'
 REPLACING = 'REPLACING'
+#: States of a node in the ring that the health check may turn into DEAD.
+LIVE = (UN, UNKNOWN)
 
 
 class NodeRepository(base.Repository):

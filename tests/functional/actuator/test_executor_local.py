@@ -64,6 +64,7 @@ SCALE_IN_KILLS = [('planned', 'planned'), ('cleaning', 'cleaning'),
 ACTUATORS = """
 import json, os, sys, traceback, uuid
 from elastman.actuator import executor
+from elastman.actuator import steps
 from elastman.common import config
 from elastman.compute import local
 from elastman import store as store_mod
@@ -74,7 +75,7 @@ def run(cluster_id, action_id, point, config_file):
     store = store_mod.Store.open(conf)
     action = store.actions.get(uuid.UUID(cluster_id), uuid.UUID(action_id))
     run = executor.ActionExecutor(conf, store, local.LocalDriver(conf))
-    assert point in executor.CHECKPOINTS, point
+    assert point in steps.CHECKPOINTS, point
     run.checkpoint_hook = lambda at: at == point and os._exit(137)
     run.run(action)
 

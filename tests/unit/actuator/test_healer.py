@@ -24,6 +24,7 @@ from elastman.actuator import executor as executor_mod
 from elastman.actuator import healer
 from elastman.actuator import manager as manager_mod
 from elastman.actuator import policy as policy_mod
+from elastman.actuator import steps as steps_mod
 from elastman.cassandra import nodetool
 from elastman.common import config
 from elastman.compute import base as compute
@@ -352,7 +353,7 @@ def test_lost_lease_stops_the_action_at_the_next_checkpoint(conf):
     cluster = _cluster(store)
     ring = FakeRing(N3_DOWN_REPLACED)
     driver = FakeDriver(conf)
-    lease = executor_mod.lease_name(cluster['id'])
+    lease = steps_mod.lease_name(cluster['id'])
     store.leases.acquire(lease, 'a1', 60)
     executor = executor_mod.ActionExecutor(conf, store, driver,
                                            nodetool_factory=ring, holder='a1')
@@ -382,10 +383,10 @@ def test_lease_is_rechecked_inside_a_long_join(conf, monkeypatch):
     cluster = _cluster(store)
     ring = FakeRing({'10.0.0.1': 'UN', '10.0.0.2': 'UN', '10.0.0.3': 'DN'})
     driver = FakeDriver(conf)
-    lease = executor_mod.lease_name(cluster['id'])
+    lease = steps_mod.lease_name(cluster['id'])
     executor = executor_mod.ActionExecutor(conf, store, driver,
                                            nodetool_factory=ring, holder='a1')
-    monkeypatch.setattr(executor_mod, 'LEASE_CHECK_INTERVAL', 0)
+    monkeypatch.setattr(steps_mod, 'LEASE_CHECK_INTERVAL', 0)
     sleeps = []
 
     def sleep(seconds):   # the join never ends; the lease moves meanwhile
