@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from elastman.actuator import planning
+from elastman.capacity.params import INTERFERENCE
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
 from elastman.evaluation import tool
@@ -88,7 +89,7 @@ class ErrorTally:
 
 
 class Measured(pol.Elastman):
-    """An :class:`~elastman.evaluation.policies.Elastman` policy that, every
+    """An :class:`~elastman.evaluation.policies.elastman.Elastman` policy that, every
     control period, scores its capacity models against the simulator's truth.
     """
 
@@ -113,7 +114,7 @@ class Measured(pol.Elastman):
         interf = sim.interference_index(slots)
         per_vm = {n: {'reads_per_s': float(r), 'writes_per_s': float(w),
                       'read_bytes_mean': float(z), 'write_bytes_mean': float(z),
-                      pol.INTERFERENCE: float(i)}
+                      INTERFERENCE: float(i)}
                   for n, r, w, z, i in zip(ids, reads, writes, size, interf)}
         est = planning.estimates_for(self.registry, per_vm, flavors)
         truth = true_capacity(reads, writes, size, sim.true_factor(slots),

@@ -90,7 +90,7 @@ class SimConfig:
     seeds: int = 3                   # the first VMs are Cassandra seeds
     #: when elastman's forecast is made: as the service's predictor makes
     #: it, or at each decision from the control period just ended
-    #: (policies.FORECAST_AT)
+    #: (policies.elastman.FORECAST_AT)
     forecast_at: str = 'grid'
     hardware: Hardware = Hardware()
 

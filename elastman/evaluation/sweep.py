@@ -12,7 +12,7 @@
 """Every policy over its main knob: frontiers of violation against VM-hours.
 
 Each policy class declares its knob and the values to try
-(:attr:`~elastman.evaluation.policies.Policy.knob` and ``sweep``: target
+(:attr:`~elastman.evaluation.policies.base.Policy.knob` and ``sweep``: target
 tracking's CPU target, reactive's thresholds, elastman's headroom); a policy
 without one (static, oracle) is a single point. For every trace and size, each
 setting runs on the same trace, seed and hardware lottery, and the oracle's
@@ -24,7 +24,7 @@ every row, ``between.csv`` each frontier at the comparison levels.
 
 ``--hysteresis POLICY`` crosses a policy's knob with its second one, how far
 below its scale-out point it keeps its VMs (:attr:`~elastman.evaluation.
-policies.Policy.hysteresis`: reactive's scale-in threshold as a fraction of
+policies.base.Policy.hysteresis`: reactive's scale-in threshold as a fraction of
 its scale-out one, target tracking's scale-down stabilisation window,
 elastman's scale-in band); its frontier is then the Pareto front over every
 pair of settings.

@@ -20,6 +20,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from elastman.capacity.params import INTERFERENCE
 from elastman.evaluation import interference as itf
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
@@ -55,13 +56,13 @@ def test_tally_splits_episodes_from_the_rest():
 
 def test_each_policy_takes_the_index_its_own_way():
     scaled = pol.Elastman()
-    assert pol.INTERFERENCE not in scaled.params.features
+    assert INTERFERENCE not in scaled.params.features
     assert scaled.params.scales_by_interference
     dimension = pol.Elastman(interference='dimension')
-    assert dimension.params.features[-1] == pol.INTERFERENCE
+    assert dimension.params.features[-1] == INTERFERENCE
     assert not dimension.params.scales_by_interference
     never = pol.Elastman(interference='never')
-    assert pol.INTERFERENCE not in never.params.features
+    assert INTERFERENCE not in never.params.features
     assert not never.params.scales_by_interference
     with pytest.raises(ValueError, match='interference must be one of'):
         pol.Elastman(interference='sometimes')

@@ -190,7 +190,7 @@ def test_settings_take_the_predictors_options():
 
 def _described(el):
     """``el`` with the policy its description reads, as after start()."""
-    el.base_policy = pol.ScalingPolicy()
+    el.base_policy = ScalingPolicy()
     return el
 
 

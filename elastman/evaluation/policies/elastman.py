@@ -9,20 +9,9 @@
 #    WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
 #    License for the specific language governing permissions and limitations
 #    under the License.
-"""Scaling policies behind one interface, for the simulator.
+"""elastman's own policies on the simulated cluster: the service's latency
+guard, planning loop, capacity model and forecaster ensemble.
 
-A policy sizes the cluster at the start (:meth:`Policy.initial_size`), sees
-every simulated minute (:meth:`Policy.observe`) and acts every ``period_s``
-(:meth:`Policy.control` returns an :class:`~.simulator.Action`). Only the
-oracle reads the simulator's truth (future trace, true capacities); the others
-see what a monitor would: per-VM rates, p99 and CPU, and the host agents'
-interference index.
-
-* ``static``: provisioned once for the trace's peak (an operator's capacity plan).
-* ``reactive``: threshold alarms on mean CPU with cool-down, as Heat + Aodh or a
-  Senlin scaling policy do (+-10% of the cluster per alarm).
-* ``target``: target tracking like the Kubernetes HPA (CPU target, 10%
-  tolerance, 5-minute scale-down stabilisation).
 * ``elastman-noprediction`` / ``elastman`` (a new cluster's
   :class:`~elastman.actuator.policy.ScalingPolicy` defaults) and
   ``elastman-paper`` (OnlineElastMan's rule, with prediction): the real decision
@@ -35,15 +24,15 @@ interference index.
   scale``); ``elastman-nointerference`` is ``elastman`` whose model does not
   use the index, ``elastman-dimension`` one that takes it as a feature
   (Hubbub-Scale's third dimension).
-* ``oracle``: knows the whole future (workload, every VM's capacity, join time
-  and interference episodes) and keeps the cluster p99 under the SLO with the
-  fewest VMs its plan finds (:mod:`elastman.evaluation.oracle`).
+* ``elastman-quantile`` plans on the forecast's upper quantile,
+  ``elastman-quantile-level`` (:class:`QuantileLevel`) the same with no
+  headroom above it.
 """
 from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from oslo_log import log as logging
@@ -52,36 +41,27 @@ from elastman.actuator import decision as dec
 from elastman.actuator import guard as guard_mod
 from elastman.actuator import margin
 from elastman.actuator import planning
-from elastman.actuator import policy as policy_mod
 from elastman.actuator.policy import MAX_NODES
-from elastman.actuator.policy import PAPER_RULE
 from elastman.actuator.policy import ScalingPolicy
 from elastman.capacity.params import INTERFERENCE
-from elastman.capacity.params import InvalidParams
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
-from elastman.common import assignments
-from elastman.evaluation import oracle as oracle_mod
+from elastman.evaluation.policies.base import MIN_SIZE
+from elastman.evaluation.policies.base import Policy
+from elastman.evaluation.policies.settings import ensemble_options
 from elastman.evaluation import priors
 from elastman.evaluation.simulator import Action
 from elastman.evaluation.simulator import aggregate_p99
-from elastman.evaluation.simulator import Flavor
 from elastman.evaluation.simulator import JOINING
 from elastman.evaluation.simulator import SERVING
 from elastman.evaluation.simulator import SimCluster
-from elastman.evaluation.simulator import SimConfig
-from elastman.evaluation import traces as tr
-from elastman.predictor import combinations
 from elastman.predictor.ensemble import DEFAULT_MODE
 from elastman.predictor.ensemble import Ensemble
-from elastman.predictor.ensemble import MODES as ENSEMBLE_MODES
 from elastman.predictor import history
 from elastman.predictor import intervals
 
 LOG = logging.getLogger(__name__)
 
-MIN_SIZE = 3
-START_UTILISATION = 0.7
 #: how the capacity model takes the host agents' index (``[trainer]
 #: interference_feature``)
 INTERFERENCE_MODES = ('scale', 'dimension', 'never')
@@ -107,186 +87,6 @@ def grid_means(loads: Sequence[float], upto: int, every: int) -> list[float]:
     """
     upto = max(0, upto)
     return history.block_means(loads[upto % every:upto], every).tolist()
-
-
-def needed_vms(trace: tr.Trace, cfg: SimConfig, flavor: Flavor, utilisation: float,
-               minutes: slice | None = None) -> int:
-    """VMs of ``flavor`` whose nominal capacity serves the trace at ``utilisation``."""
-    sl = minutes or slice(None)
-    total = trace.total[sl]
-    rf = trace.reads[sl] / np.maximum(total, 1e-9)
-    cap = tr.node_ops_capacity(rf, trace.size[sl], cfg.hardware) * flavor.factor
-    return max(MIN_SIZE, int(math.ceil(float((total / cap).max()) / utilisation)))
-
-
-class Policy:
-    """Base class: start at the size the first hour's load needs at 70%."""
-
-    name = 'policy'
-    period_s = 300.0
-    #: The main knob the frontier sweep turns (an attribute, see
-    #: :meth:`set_knob`), and the values it tries; None: a single point.
-    knob: str | None = None
-    sweep: tuple[float, ...] = ()
-
-    #: A second knob a sweep may cross with the first (``--hysteresis``): how
-    #: far below its scale-out point the policy keeps its VMs (a scale-in
-    #: threshold, band or window), and the values it tries; None: none.
-    hysteresis: str | None = None
-    hysteresis_sweep: tuple[float, ...] = ()
-
-    def knob_value(self) -> float | None:
-        return self._setting(self.knob) if self.knob else None
-
-    def set_knob(self, value: float) -> None:
-        self._set_setting(self.knob, value)
-
-    def hysteresis_value(self) -> float | None:
-        return self._setting(self.hysteresis) if self.hysteresis else None
-
-    def set_hysteresis(self, value: float) -> None:
-        self._set_setting(self.hysteresis, value)
-
-    def _setting(self, name: str) -> float:
-        """The value of the setting a knob names (an attribute here)."""
-        return getattr(self, name)
-
-    def _set_setting(self, name: str, value: float) -> None:
-        setattr(self, name, value)
-
-    def initial_size(self, trace: tr.Trace, cfg: SimConfig,
-                     flavors: Sequence[Flavor]) -> dict[str, int]:
-        return {flavors[0].name: needed_vms(trace, cfg, flavors[0], START_UTILISATION,
-                                            slice(0, 60))}
-
-    def start(self, sim: SimCluster) -> None:
-        self.flavor = sim.flavors[0].name
-
-    def observe(self, sim: SimCluster) -> None:
-        pass
-
-    def control(self, sim: SimCluster) -> Action | None:
-        return None
-
-    def describe(self) -> str:
-        return self.name
-
-    @staticmethod
-    def youngest(sim: SimCluster, n: int) -> list[int]:
-        """The ``n`` most recently created serving non-seed VMs (a Senlin
-        YOUNGEST_FIRST deletion policy; Kubernetes removes the newest too).
-        """
-        slots = sim.serving_slots()
-        slots = slots[~sim.seed_flag[slots]]
-        order = np.argsort(-sim.ordinal[slots], kind='stable')
-        return [int(sim.ordinal[s]) for s in slots[order[:n]]]
-
-
-class Static(Policy):
-    """Sized once for the trace's peak at the trace's planning utilisation."""
-
-    name = 'static'
-
-    def initial_size(self, trace, cfg, flavors):
-        return {flavors[0].name: needed_vms(trace, cfg, flavors[0], tr.PEAK_UTILISATION)}
-
-    def describe(self) -> str:
-        return 'static: sized for the peak at %d%% utilisation' % (tr.PEAK_UTILISATION * 100)
-
-
-class Reactive(Policy):
-    """CPU alarms (period mean over serving VMs) with a cool-down, serialised."""
-
-    name = 'reactive'
-    #: the scale-out threshold; the sweep keeps the scale-in threshold at
-    #: the same fraction of it (half, by default)
-    knob = 'high'
-    sweep = (50.0, 60.0, 70.0, 80.0, 90.0)
-    #: the scale-in threshold as a fraction of the scale-out one
-    hysteresis = 'low_ratio'
-    hysteresis_sweep = (0.33, 0.5, 0.67)
-
-    def __init__(self, high: float = 70.0, low: float = 35.0, step: float = 0.10,
-                 cooldown_s: float = 300.0) -> None:
-        self.high, self.low, self.step, self.cooldown_s = high, low, step, cooldown_s
-
-    @property
-    def low_ratio(self) -> float:
-        return self.low / self.high
-
-    @low_ratio.setter
-    def low_ratio(self, value: float) -> None:
-        self.low = self.high * value
-
-    def set_knob(self, value: float) -> None:
-        ratio = self.low_ratio
-        self.high = value
-        self.low_ratio = ratio
-
-    def control(self, sim):
-        if sim.in_flight or (sim.last_action_done is not None
-                             and sim.t - sim.last_action_done < self.cooldown_s):
-            return None
-        m = sim.period_means()
-        if not len(m['slots']):
-            return None
-        cpu, n = float(m['cpu'].mean()), len(m['slots'])
-        if cpu > self.high:
-            k = max(1, int(math.ceil(self.step * n)))
-            return Action(add=k, flavor=self.flavor,
-                          reason='mean CPU %.0f%% > %.0f%%' % (cpu, self.high))
-        if cpu < self.low and n > MIN_SIZE:
-            k = min(max(1, int(self.step * n)), n - MIN_SIZE)
-            return Action(remove=self.youngest(sim, k),
-                          reason='mean CPU %.0f%% < %.0f%%' % (cpu, self.low))
-        return None
-
-    def describe(self) -> str:
-        return ('reactive: CPU > %.0f%% adds, < %.0f%% removes %.0f%% of the VMs, '
-                'cool-down %.0f s' % (self.high, self.low, self.step * 100, self.cooldown_s))
-
-
-class TargetTracking(Policy):
-    """HPA: desired = ceil(n * cpu / target) outside a 10% tolerance;
-    scale-down takes the highest recommendation of the last 5 minutes.
-    """
-
-    name = 'target'
-    period_s = 60.0
-    knob = 'target'
-    sweep = (30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0)
-    #: HPA's scale-down stabilisation window (seconds)
-    hysteresis = 'stabilisation_s'
-    hysteresis_sweep = (300.0, 900.0, 1800.0)
-
-    def __init__(self, target: float = 60.0, tolerance: float = 0.10,
-                 stabilisation_s: float = 300.0) -> None:
-        self.target, self.tolerance, self.stabilisation_s = target, tolerance, stabilisation_s
-        self.recent: collections.deque = collections.deque()
-
-    def control(self, sim):
-        slots = sim.serving_slots()
-        if not len(slots):
-            return None
-        n, pending = len(slots), sim.count(JOINING)
-        ratio = float(sim.obs_cpu[slots].mean()) / self.target
-        desired = n if abs(ratio - 1) <= self.tolerance else int(math.ceil(n * ratio))
-        desired = max(MIN_SIZE, desired)
-        self.recent.append((sim.t, desired))
-        while self.recent and self.recent[0][0] <= sim.t - self.stabilisation_s:
-            self.recent.popleft()
-        if desired > n + pending:
-            return Action(add=desired - n - pending, flavor=self.flavor, serialised=False,
-                          reason='CPU at %.0f%% of target' % (ratio * 100))
-        down = max(d for _, d in self.recent)
-        if down < n and not pending:
-            return Action(remove=self.youngest(sim, n - down), serialised=False,
-                          reason='CPU at %.0f%% of target' % (ratio * 100))
-        return None
-
-    def describe(self) -> str:
-        return ('target: CPU target %.0f%%, tolerance %.0f%%, scale-down window %.0f s'
-                % (self.target, self.tolerance * 100, self.stabilisation_s))
 
 
 class Elastman(Policy):
@@ -668,155 +468,6 @@ def _prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> E
     return Elastman(predict=False, options=options, params=params, prior=False, name=name)
 
 
-class Oracle(Policy):
-    """Knows the whole future: the trace, every VM's true capacity, join time
-    and interference episodes (:mod:`elastman.evaluation.oracle`).
-    """
-
-    name = 'oracle'
-    period_s = 60.0
-    #: standard deviations of the noisy tail kept under 1% (see oracle.Planner)
-    z = 3.0
-
-    def start(self, sim):
-        super().start(sim)
-        initial = self.initial_size(sim.trace, sim.cfg, sim.flavors)
-        self.chosen, self.plan = oracle_mod.best_plan(sim, initial, self.name,
-                                                      min_size=MIN_SIZE, z=self.z)
-
-    def control(self, sim):
-        i = sim.minute - 1
-        # the twin the plan was made on and this cluster are the same
-        if sim.vms != self.chosen['vms'][i]:
-            raise RuntimeError('oracle: the cluster left its plan at minute %d '
-                               '(%d VMs, planned %d)' % (i, sim.vms, self.chosen['vms'][i]))
-        return self.plan.get(i)
-
-    def describe(self) -> str:
-        return ('oracle: future trace, capacities, joins and interference; the tail '
-                'over the SLO under 1%% with %g standard deviations; %s'
-                % (self.z, 'scales out while a join still fits' if
-                   self.chosen['room_to_grow'] else 'scales out when a minute would break'))
-
-
-class LoadOracle(Oracle):
-    """The oracle without foresight of interference: it knows the load's
-    whole future, every VM's capacity and join time, but an interference
-    episode only once it has begun, and keeps the cluster safe against any
-    one VM losing ``interference_margin`` of its capacity
-    (:class:`oracle.Planner` with ``foresee_interference=False``). An online
-    controller knows less; its frontier over the margin is what interference
-    costs a controller that cannot see it coming.
-    """
-
-    name = 'load-oracle'
-    knob = 'interference_margin'
-    sweep = (0.0, 0.1, 0.2, 0.3, 0.4)
-
-    def __init__(self, interference_margin: float = 0.3) -> None:
-        self.interference_margin = float(interference_margin)
-
-    def knob_value(self) -> float | None:
-        return self.interference_margin
-
-    def set_knob(self, value: float) -> None:
-        self.interference_margin = float(value)
-
-    def start(self, sim):
-        Policy.start(self, sim)
-        initial = self.initial_size(sim.trace, sim.cfg, sim.flavors)
-        self.chosen, self.plan = oracle_mod.best_plan(
-            sim, initial, self.name, min_size=MIN_SIZE, z=self.z,
-            foresee_interference=False, interference_margin=self.interference_margin)
-
-    def describe(self) -> str:
-        return ('load-oracle: future trace, capacities and joins; interference only '
-                'once begun, any one VM may lose %g of its capacity; the tail over the '
-                'SLO under 1%% with %g standard deviations; %s'
-                % (self.interference_margin, self.z, 'scales out while a join still fits'
-                   if self.chosen['room_to_grow'] else 'scales out when a minute would break'))
-
-
-#: ScalingPolicy fields the simulator sets from its own configuration.
-SIMULATOR_FIELDS = ('min_size', 'max_size', 'replication_factor', 'slo_threshold_ms')
-
-
-#: ``[predictor]`` options of the ensemble the simulator's forecasts take
-#: (``--set predictor={...}``), by their Ensemble argument; the
-#: combination's are :data:`elastman.predictor.combinations.OPTIONS`
-PREDICTOR_OPTIONS = {'selection': 'mode', 'tolerance': 'tolerance',
-                     'penalty': 'penalty', 'weight_floor': 'weight_floor',
-                     'quantile': 'quantile', 'quantile_gamma': 'quantile_gamma'}
-
-
-def ensemble_options(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The :class:`Ensemble` arguments of ``[predictor]`` options given by
-    their option names. Raises ValueError naming an unknown one.
-    """
-    out: dict[str, Any] = {}
-    combination = {}
-    for name, value in doc.items():
-        if name == 'selection' and value not in ENSEMBLE_MODES:
-            raise ValueError('--set predictor: selection %r is not one of %s'
-                             % (value, ', '.join(ENSEMBLE_MODES)))
-        if name in PREDICTOR_OPTIONS:
-            out[PREDICTOR_OPTIONS[name]] = value
-        elif name in combinations.OPTIONS:
-            combination[name] = value
-        else:
-            raise ValueError('--set predictor: unknown option %r (one of %s)' % (
-                name, ', '.join(sorted(set(PREDICTOR_OPTIONS) | set(combinations.OPTIONS)))))
-    if combination:
-        out['combination_options'] = combination
-    return out
-
-
-def parse_settings(specs: Sequence[str]) -> dict[str, Any]:
-    """Scaling policy fields for the elastman policies, from ``FIELD=VALUE``
-    assignments (``VALUE`` is JSON; a bare word is a string), checked as the
-    API checks a policy. Raises ValueError naming the field.
-    """
-    out = assignments.parse(specs)
-    model = out.pop('model', None)
-    predictor = out.pop('predictor', None)
-    names = policy_mod.field_names()
-    for name in out:
-        if name not in names:
-            raise ValueError('--set %s: not a scaling policy field (one of %s)'
-                             % (name, ', '.join(names)))
-        if name in SIMULATOR_FIELDS:
-            raise ValueError('--set %s: the simulator sets it from its own '
-                             'configuration' % name)
-    try:
-        ScalingPolicy(**out).validate()
-    except policy_mod.InvalidPolicy as exc:
-        raise ValueError('--set %s' % exc) from None
-    if model is not None:
-        # the policy document's capacity model parameters, as the API's
-        try:
-            if not isinstance(model, dict):
-                raise InvalidParams('not an object')
-            ModelParams.from_dict(model)
-        except (InvalidParams, TypeError) as exc:
-            raise ValueError('--set model: %s (a JSON object of capacity '
-                             'model parameters)' % exc) from None
-        out['model'] = dict(model)
-    if predictor is not None:
-        # the [predictor] options of the simulated forecasts, checked as the
-        # predictor worker checks them when it starts
-        if not isinstance(predictor, dict):
-            raise ValueError('--set predictor: not an object (a JSON object of '
-                             '[predictor] options)')
-        try:
-            Ensemble(**ensemble_options(predictor))
-        except (ValueError, TypeError) as exc:
-            msg = str(exc)
-            raise ValueError(msg if msg.startswith('--set') else
-                             '--set predictor: %s' % msg) from None
-        out['predictor'] = dict(predictor)
-    return out
-
-
 class QuantileLevel(Elastman):
     """elastman planning on its forecasts' upper quantile with no headroom
     above it: the bound's level (``[predictor]quantile``) is the margin, and
@@ -836,40 +487,3 @@ class QuantileLevel(Elastman):
 
     def set_knob(self, value: float) -> None:
         self.ensemble_kwargs['quantile'] = float(value)
-
-
-def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
-    """The policies by name, in the report's order (``elastman_kwargs`` go
-    to every elastman policy; ``elastman-paper`` keeps the paper's rule).
-    """
-    factories = {
-        'static': Static, 'reactive': Reactive, 'target': TargetTracking,
-        'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
-        'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
-        'elastman-nointerference': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, interference='never', name='elastman-nointerference')),
-        'elastman-dimension': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, interference='dimension', name='elastman-dimension')),
-        'elastman-noprior': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, prior=False, name='elastman-noprior')),
-        'elastman-paper': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, options=PAPER_RULE, prior=False, name='elastman-paper')),
-        # plans on the forecast's upper quantile instead of its peak
-        'elastman-quantile': lambda: Elastman(predict=True, **dict(
-            elastman_kwargs, name='elastman-quantile', options=dict(
-                elastman_kwargs.get('options') or {}, plan_on='quantile'))),
-        # the same with no headroom: the bound's level is the margin
-        'elastman-quantile-level': lambda: QuantileLevel(**dict(
-            elastman_kwargs, name='elastman-quantile-level')),
-        'oracle': Oracle, 'load-oracle': LoadOracle}
-    names = list(names or ALL)
-    unknown = set(names) - set(factories)
-    if unknown:
-        raise ValueError('unknown policies: %s' % ', '.join(sorted(unknown)))
-    return [factories[n]() for n in names]
-
-
-#: The default report; ``load-oracle``, ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-quantile-level``, ``elastman-nointerference``,
-#: ``elastman-dimension`` and ``elastman-noprior`` run when named.
-ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')
