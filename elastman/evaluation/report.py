@@ -302,26 +302,47 @@ def run_args(args: argparse.Namespace) -> int:
                             removal_slots=args.removal_slots,
                             interference_per_day=args.interference_per_day,
                             forecast_at=args.forecast_at)
+    if args.days is not None and not args.days > 0:
+        raise SystemExit('simulate: --days %g: more than 0' % args.days)
     if args.sweep:
         return run_sweep(args, settings, cfg)
     try:
-        nodes = int(args.nodes)
-    except ValueError:
-        raise SystemExit('--nodes %r: one integer (a list only with --sweep)' % args.nodes)
-    try:
-        seed = int(args.seed)
-    except ValueError:
-        raise SystemExit('--seed %r: one integer (a list only with --sweep)' % args.seed)
+        nodes, seed, names, penalties = single_run(args)
+    except ValueError as e:
+        raise SystemExit('simulate: %s' % e)
     t0 = time.monotonic()
-    rows = report(args.trace, nodes, args.days, seed, args.out,
-                  [n.strip() for n in args.policies.split(',') if n.strip()],
-                  [float(p) for p in args.penalties.split(',') if p.strip()],
+    rows = report(args.trace, nodes, args.days, seed, args.out, names, penalties,
                   progress=lambda m: print(m, file=sys.stderr, flush=True),
                   png=not args.no_png, settings=settings, cfg=cfg,
                   jobs=max(1, args.jobs))
     print(format_table(rows))
     print('wall time %.1f s; files in %s' % (time.monotonic() - t0, args.out))
     return 0
+
+
+def single_run(args: argparse.Namespace
+               ) -> tuple[int, int, list[str], list[float]]:
+    """The VMs, seed, policies and penalties of one report, checked before
+    anything runs (ValueError naming the option).
+    """
+    for option, value in (('--nodes', args.nodes), ('--seed', args.seed)):
+        if ',' in str(value):
+            raise ValueError('%s %r: one integer (a list only with --sweep)'
+                             % (option, value))
+    if ',' in args.trace or args.trace == 'all':
+        raise ValueError('--trace %r: one trace (a list or all only with '
+                         '--sweep)' % args.trace)
+    sweep.trace_names(args.trace)
+    nodes = sweep.sizes(str(args.nodes))[0]
+    seed = sweep.seeds(str(args.seed))[0]
+    names = [n.strip() for n in args.policies.split(',') if n.strip()]
+    pol.check_names(names)
+    try:
+        penalties = [float(p) for p in args.penalties.split(',') if p.strip()]
+    except ValueError:
+        raise ValueError('--penalties %r: comma-separated numbers'
+                         % args.penalties) from None
+    return nodes, seed, names, penalties
 
 
 def run_sweep(args: argparse.Namespace, settings: Mapping[str, Any],

@@ -318,6 +318,8 @@ def seeds(spec: str) -> list[int]:
         raise ValueError('--seed %r: expected comma-separated integers' % spec) from None
     if not out:
         raise ValueError('--seed %r: no seed' % spec)
+    if min(out) < 0:
+        raise ValueError('--seed %r: 0 or more' % spec)
     if len(set(out)) < len(out):
         raise ValueError('--seed %r: a seed twice' % spec)
     return out

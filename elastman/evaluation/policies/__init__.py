@@ -25,7 +25,7 @@ the ``--set`` assignments of elastman's.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from elastman.actuator.policy import PAPER_RULE
 from elastman.evaluation.policies.base import MIN_SIZE
@@ -45,16 +45,16 @@ from elastman.evaluation.policies.settings import ensemble_options
 from elastman.evaluation.policies.settings import parse_settings
 
 __all__ = ['ALL', 'Elastman', 'FORECAST_AT', 'GRID_STEPS', 'INTERFERENCE_MODES',
-           'LoadOracle', 'MIN_SIZE', 'Oracle', 'Policy', 'QuantileLevel', 'Reactive',
-           'Static', 'TargetTracking', 'ensemble_options', 'grid_means', 'make',
-           'parse_settings']
+           'LoadOracle', 'MIN_SIZE', 'NAMES', 'Oracle', 'Policy', 'QuantileLevel',
+           'Reactive', 'Static', 'TargetTracking', 'check_names', 'ensemble_options',
+           'grid_means', 'make', 'parse_settings']
 
 
-def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
-    """The policies by name, in the report's order (``elastman_kwargs`` go
-    to every elastman policy; ``elastman-paper`` keeps the paper's rule).
+def _factories(elastman_kwargs: dict[str, Any]) -> dict[str, Callable[[], Policy]]:
+    """A factory per policy name (``elastman_kwargs`` go to every elastman
+    policy; ``elastman-paper`` keeps the paper's rule).
     """
-    factories = {
+    return {
         'static': Static, 'reactive': Reactive, 'target': TargetTracking,
         'elastman-noprediction': lambda: Elastman(predict=False, **elastman_kwargs),
         'elastman': lambda: Elastman(predict=True, **elastman_kwargs),
@@ -74,10 +74,27 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
         'elastman-quantile-level': lambda: QuantileLevel(**dict(
             elastman_kwargs, name='elastman-quantile-level')),
         'oracle': Oracle, 'load-oracle': LoadOracle}
-    names = list(names or ALL)
-    unknown = set(names) - set(factories)
+
+
+#: Every policy :func:`make` knows.
+NAMES = tuple(_factories({}))
+
+
+def check_names(names: Sequence[str]) -> None:
+    """ValueError naming the policies :func:`make` does not know."""
+    unknown = [n for n in names if n not in NAMES]
     if unknown:
-        raise ValueError('unknown policies: %s' % ', '.join(sorted(unknown)))
+        raise ValueError('unknown policies: %s (one of %s)'
+                         % (', '.join(unknown), ', '.join(NAMES)))
+
+
+def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Policy]:
+    """The policies by name, in the report's order (``elastman_kwargs`` go
+    to every elastman policy; ``elastman-paper`` keeps the paper's rule).
+    """
+    names = list(names or ALL)
+    check_names(names)
+    factories = _factories(elastman_kwargs)
     return [factories[n]() for n in names]
 
 

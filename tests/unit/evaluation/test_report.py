@@ -150,3 +150,25 @@ def test_cli_interference_rate(simulate_cli, tmp_path, capsys):
                                     '--interference-per-day', '-1', '--out', str(tmp_path)])
     with pytest.raises(SystemExit, match='--interference-per-day -1: 0 or more'):
         args.func(args)
+
+
+@pytest.mark.parametrize('extra, message', [
+    (['--trace', 'nosuch'], "unknown trace 'nosuch'"),
+    (['--policies', 'static,nosuch'], 'unknown policies: nosuch'),
+    (['--nodes', '-5'], "--nodes '-5': at least 3 VMs"),
+    (['--seed', '-1'], "--seed '-1': 0 or more"),
+    (['--seed', '1,2'], "--seed '1,2': one integer (a list only with --sweep)"),
+    (['--trace', 'all'], "--trace 'all': one trace (a list or all only with --sweep)"),
+    (['--penalties', '1,x'], "--penalties '1,x': comma-separated numbers"),
+    (['--days', '0'], '--days 0: more than 0'),
+])
+def test_cli_bad_input_is_named_before_anything_runs(simulate_cli, tmp_path, extra,
+                                                     message):
+    out = tmp_path / 'out'
+    args = simulate_cli.parse_args(['simulate', '--trace', 'ramp', '--nodes', '6',
+                                    '--policies', 'static', '--out', str(out)] + extra)
+    with pytest.raises(SystemExit) as exc:
+        args.func(args)
+    assert str(exc.value).startswith('simulate: ')
+    assert message in str(exc.value)
+    assert not out.exists()
