@@ -188,17 +188,33 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='episodes per VM per day (default: the simulator\'s)')
 
 
+def _checked(args: argparse.Namespace) -> dict[str, Any]:
+    """The policies' settings, once every argument is one the run takes
+    (ValueError naming the option).
+    """
+    tr.shape(args.trace)                # a clear error for an unknown trace
+    for option, value, low in (('--nodes', args.nodes, pol.MIN_SIZE),
+                               ('--seed', args.seed, 0), ('--probes', args.probes, 1)):
+        if value < low:
+            raise ValueError('%s %d: at least %d' % (option, value, low))
+    if args.days is not None and not args.days > 0:
+        raise ValueError('--days %g: more than 0' % args.days)
+    if args.interference_per_day is not None and not args.interference_per_day >= 0:
+        raise ValueError('--interference-per-day %g: 0 or more' % args.interference_per_day)
+    return pol.parse_settings(args.settings)
+
+
 def run_args(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
+    try:
+        settings = _checked(args)
+    except ValueError as exc:
+        print('interference-error: %s' % exc, file=sys.stderr)
+        return 2
     cfg = sim_mod.SimConfig()
     if args.interference_per_day is not None:
         cfg = dataclasses.replace(cfg, interference_per_day=args.interference_per_day)
     trace = tr.load(args.trace, nodes=args.nodes, days=args.days, seed=args.seed)
-    try:
-        settings = pol.parse_settings(args.settings)
-    except ValueError as exc:
-        print('interference-error: %s' % exc, file=sys.stderr)
-        return 2
     results = measure(trace, args.seed, cfg, probes=args.probes,
                       settings=settings)
     print('capacity error, (estimate - truth) / truth, every control period, '

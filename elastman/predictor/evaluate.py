@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from elastman.common import exception
 from elastman.predictor import combinations
 from elastman.predictor import ensemble as ens
 from elastman.predictor import history as history_mod
@@ -439,11 +440,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
              'predictor forecasts at its default [predictor]step); the '
              'default horizon and seasons are in steps of --step x --every')
     parser.add_argument(
-        '--horizon', type=int, default=None,
+        '--horizon', type=_positive, default=None,
         help='steps of the horizon whose peak is scored (default: the '
              "actuator's, a control period plus a node's join time)")
     parser.add_argument(
-        '--warmup', type=int, default=30, help='points not scored at the start'
+        '--warmup', type=_non_negative, default=30,
+        help='points not scored at the start'
     )
     parser.add_argument(
         '--selection', choices=ens.MODES, default=None,
@@ -452,11 +454,11 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         '--combinations',
         help='comma-separated combinations run beside it (default: all)')
     parser.add_argument(
-        '--tolerance', type=float, default=0.05,
+        '--tolerance', type=_at_least_zero, default=0.05,
         help='majority/average: relative miss tolerance'
     )
     parser.add_argument(
-        '--penalty', type=float, default=0.3,
+        '--penalty', type=_unit_interval, default=0.3,
         help='majority/average: penalty factor m in [0, 1)'
     )
     parser.add_argument(
@@ -479,7 +481,7 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help='switch: scored rounds a point candidate needs before it may '
              'replace hedge (default [predictor]switch_min_rounds)')
     parser.add_argument(
-        '--quantile', type=float, default=None,
+        '--quantile', type=_open_unit_interval, default=None,
         help='level of the upper bound (default [predictor]quantile)')
     parser.add_argument(
         '--forecasters', help='comma-separated plug-in names (default: all)'
@@ -493,7 +495,7 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
              '[predictor]seasonal_periods at --step)',
     )
     parser.add_argument(
-        '--refit-interval', type=int, default=10, help='rounds between refits'
+        '--refit-interval', type=_positive, default=10, help='rounds between refits'
     )
     parser.add_argument('--plot', help='write the PNG here')
     parser.add_argument(
@@ -513,6 +515,73 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError('%r is not a whole number of at '
                                          'least 1' % text)
     return value
+
+
+def _non_negative(text: str) -> int:
+    """An integer of at least 0 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError('%r is not a whole number of at '
+                                         'least 0' % text)
+    return value
+
+
+def _at_least_zero(text: str) -> float:
+    """A number of at least 0 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value >= 0:
+        raise argparse.ArgumentTypeError('%r is not a number of at least 0'
+                                         % text)
+    return value
+
+
+def _unit_interval(text: str) -> float:
+    """A number in [0, 1) (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError('%r is not a number in [0, 1)'
+                                         % text)
+    return value
+
+
+def _open_unit_interval(text: str) -> float:
+    """A number in (0, 1) (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError('%r is not a number in (0, 1)'
+                                         % text)
+    return value
+
+
+def _checked_trace(args: Any) -> Optional[str]:
+    """Why the trace and options cannot be evaluated, or None: the file
+    must read, hold the columns asked for, and the forecasters and the
+    combination's options must be ones the predictor accepts.
+    """
+    try:
+        trace = read_trace(args.trace)
+    except OSError as exc:
+        return 'cannot read the trace %s: %s' % (args.trace,
+                                                 exc.strerror or exc)
+    if not trace:
+        return 'the trace %s has no numeric column' % args.trace
+    missing = [c for c in args.columns or () if c not in trace]
+    if missing:
+        return 'the trace %s has no column %s (its columns: %s)' % (
+            args.trace, ', '.join(missing), ', '.join(trace))
+    return None
 
 
 def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
@@ -559,14 +628,7 @@ def _command(args: Optional[Any] = None) -> int:
         return 2
     p = CONF.predictor
     step = float(args.step or p.period) * args.every
-    results = run(
-        args.trace,
-        columns=args.columns,
-        every=args.every,
-        horizon=args.horizon or default_horizon(step),
-        warmup=args.warmup,
-        plot_path=args.plot,
-        rules=rules,
+    ensemble_kwargs = dict(
         names=names,
         mode=args.selection or p.selection,
         tolerance=args.tolerance,
@@ -578,6 +640,25 @@ def _command(args: Optional[Any] = None) -> int:
                           if args.seasonal_period is not None
                           else default_seasons(step)),
         refit_interval=args.refit_interval,
+    )
+    problem = _checked_trace(args)
+    if problem is None:
+        try:
+            ens.Ensemble(**ensemble_kwargs)
+        except (ValueError, exception.ConfigurationError) as exc:
+            problem = str(exc)
+    if problem is not None:
+        print('forecast-eval: %s' % problem, file=sys.stderr)
+        return 2
+    results = run(
+        args.trace,
+        columns=args.columns,
+        every=args.every,
+        horizon=args.horizon or default_horizon(step),
+        warmup=args.warmup,
+        plot_path=args.plot,
+        rules=rules,
+        **ensemble_kwargs,
     )
     if args.json:
         clean = {

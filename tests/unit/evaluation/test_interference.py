@@ -118,3 +118,20 @@ def test_a_bad_setting_is_refused_by_name(capsys):
     args = ap.parse_args(['--set', 'colour=1'])
     assert itf.run_args(args) == 2
     assert 'colour' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--trace', 'nosuch'], "unknown trace 'nosuch'"),
+    (['--nodes', '-4'], '--nodes -4: at least 3'),
+    (['--seed', '-1'], '--seed -1: at least 0'),
+    (['--probes', '0'], '--probes 0: at least 1'),
+    (['--days', '0'], '--days 0: more than 0'),
+    (['--interference-per-day', '-1'], '--interference-per-day -1: 0 or more'),
+])
+def test_bad_arguments_are_refused_by_name_before_any_run(capsys, monkeypatch,
+                                                          argv, message):
+    monkeypatch.setattr(itf, 'measure', lambda *a, **k: pytest.fail('it ran'))
+    ap = argparse.ArgumentParser()
+    itf.add_arguments(ap)
+    assert itf.run_args(ap.parse_args(argv)) == 2
+    assert 'interference-error: ' + message in capsys.readouterr().err

@@ -261,3 +261,36 @@ def test_every_must_be_a_whole_number_of_at_least_one(tmp_path, capsys, bad):
         evaluate.main([str(trace), '--every', bad])
     assert raised.value.code == 2
     assert '--every' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--column', 'nope'], 'has no column nope (its columns: read, write)'),
+    (['--forecasters', 'nosuch'], "'nosuch' cannot be loaded"),
+])
+def test_a_trace_or_option_it_cannot_use_is_named_before_any_replay(
+        tmp_path, capsys, monkeypatch, argv, message):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=40)
+    monkeypatch.setattr(evaluate, 'run', lambda *a, **k: pytest.fail('it ran'))
+    assert evaluate.main([str(trace)] + argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('forecast-eval: ') and message in err
+
+
+def test_a_missing_trace_is_named(tmp_path, capsys):
+    assert evaluate.main([str(tmp_path / 'absent.csv')]) == 2
+    assert 'cannot read the trace %s' % (tmp_path / 'absent.csv') \
+        in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('option, bad', [
+    ('--horizon', '-3'), ('--warmup', '-1'), ('--tolerance', '-0.1'),
+    ('--penalty', '1'), ('--quantile', '1.5'), ('--refit-interval', '0'),
+])
+def test_numeric_options_out_of_range_are_refused(tmp_path, capsys, option, bad):
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=40)
+    with pytest.raises(SystemExit) as raised:
+        evaluate.main([str(trace), option, bad])
+    assert raised.value.code == 2
+    assert option in capsys.readouterr().err
