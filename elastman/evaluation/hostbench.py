@@ -522,11 +522,26 @@ def plot(bandwidth: dict[str, dict[str, RunResult]], path: str,
     plt.close(fig)
 
 
+def _seconds(tick: float):
+    """An argparse type: seconds, at least one ``tick`` of the simulated host."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float('nan')
+        if not value >= tick:
+            raise argparse.ArgumentTypeError(
+                '%r: seconds, at least one tick of the simulated host (%g)'
+                % (text, tick))
+        return value
+    return parse
+
+
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument('--seed', type=int, default=42)
-    ap.add_argument('--phase-seconds', type=float, default=36.0,
+    ap.add_argument('--phase-seconds', type=_seconds(sim.SimConfig.tick), default=36.0,
                     help='length of each LC load phase (scenarios A and B)')
-    ap.add_argument('--cpu-seconds', type=float, default=600.0,
+    ap.add_argument('--cpu-seconds', type=_seconds(sim.CpuSimConfig.tick), default=600.0,
                     help='length of the CPU-sharing run (scenario C)')
     ap.add_argument('--csv', default='host-bench.csv')
     ap.add_argument('--png', default='host-bench.png',

@@ -184,3 +184,14 @@ def test_cpu_policies_see_the_same_bursts():
     for name in ('adaptive', 'adaptive-fuzzy'):
         assert runs[name].timeline['demand'] == demand, name
         assert runs[name].moves > 0, name
+
+
+@pytest.mark.parametrize('option', ['--phase-seconds', '--cpu-seconds'])
+@pytest.mark.parametrize('bad', ['-5', '0', 'soon'])
+def test_run_lengths_below_one_tick_are_refused(capsys, option, bad):
+    ap = argparse.ArgumentParser()
+    hostbench.add_arguments(ap)
+    with pytest.raises(SystemExit) as raised:
+        ap.parse_args([option, bad])
+    assert raised.value.code == 2
+    assert 'at least one tick of the simulated host' in capsys.readouterr().err
