@@ -19,7 +19,7 @@ import os
 import socket
 import subprocess
 import sys
-import time
+import threading
 
 import pytest
 
@@ -121,26 +121,29 @@ def test_stdlib_fallback_refuses_dtd():
     assert hook._classification(root)[:2] == ('latency-critical', 35.0)
 
 
+#: Seconds a hook process may take before it counts as hung: a hang guard
+#: (an expanded billion-laughs document never ends), not a speed target,
+#: so it is far above what a loaded machine needs to start Python.
+HUNG_S = 120
+
+
 def _run_hook(tmp_path, xml, args=('vm', 'start', 'begin', '-')):
     env = dict(os.environ,
                ELASTMAN_HOSTAGENT_SOCKET=str(tmp_path / 'hook.sock'))
-    t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, HOOK, *args], input=xml, env=env,
-                          capture_output=True, timeout=10)
-    return proc, time.monotonic() - t0
+    return subprocess.run([sys.executable, HOOK, *args], input=xml, env=env,
+                          capture_output=True, timeout=HUNG_S)
 
 
 @pytest.mark.parametrize('name', ['billion-laughs', 'huge', 'missing-uuid'])
 def test_hook_process_exits_zero_on_hostile_xml(tmp_path, name):
-    proc, took = _run_hook(tmp_path, HOSTILE[name])
+    proc = _run_hook(tmp_path, HOSTILE[name])
     assert proc.returncode == 0 and proc.stdout == b''
-    assert took < 5
     log = (tmp_path / 'hook.log').read_text()
     assert 'rejected domain XML' in log
 
 
 def test_hook_process_agent_down_exits_zero_and_logs(tmp_path):
-    proc, _ = _run_hook(tmp_path, NOVA_XML)
+    proc = _run_hook(tmp_path, NOVA_XML)
     assert proc.returncode == 0 and proc.stdout == b''
     assert 'agent unreachable' in (tmp_path / 'hook.log').read_text()
 
@@ -151,8 +154,8 @@ def test_hook_process_delivers_datagram(tmp_path):
     srv.bind(path)
     srv.settimeout(5)
     try:
-        proc, took = _run_hook(tmp_path, NOVA_XML,
-                               ('instance-0001', 'started', 'begin', '-'))
+        proc = _run_hook(tmp_path, NOVA_XML,
+                         ('instance-0001', 'started', 'begin', '-'))
         event = json.loads(srv.recv(65536))
     finally:
         srv.close()
@@ -164,12 +167,23 @@ def test_send_does_not_block_on_full_socket(tmp_path):
     path = str(tmp_path / 's')
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     srv.bind(path)
-    try:
-        t0 = time.monotonic()
-        with pytest.raises(OSError):
+    raised = []
+
+    def fill() -> None:
+        try:
             for _ in range(100000):  # nobody reads: the queue fills up
                 hook.send({'x': 'y' * 1000}, path)
-        assert time.monotonic() - t0 < 30
+        except OSError as exc:
+            raised.append(exc)
+
+    try:
+        # a send that blocked would never return: the thread would stay
+        # alive past the hang guard instead of ending with the error
+        sender = threading.Thread(target=fill, daemon=True)
+        sender.start()
+        sender.join(HUNG_S)
+        assert not sender.is_alive(), 'hook.send blocked on a full socket'
+        assert raised, 'a full socket never refused a datagram'
     finally:
         srv.close()
 
