@@ -505,64 +505,27 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _positive(text: str) -> int:
-    """An integer of at least 1 (argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError('%r is not a whole number of at '
-                                         'least 1' % text)
-    return value
+def _bounded(cast: Any, accept: Any, what: str) -> Any:
+    """An argparse type: ``cast(text)`` where ``accept`` holds for it, else
+    an error saying the value is not ``what``.
+    """
+    def parse(text: str) -> Any:
+        try:
+            value = cast(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError('%r is not %s' % (text, what))
+        return value
+    return parse
 
 
-def _non_negative(text: str) -> int:
-    """An integer of at least 0 (argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError('%r is not a whole number of at '
-                                         'least 0' % text)
-    return value
-
-
-def _at_least_zero(text: str) -> float:
-    """A number of at least 0 (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value >= 0:
-        raise argparse.ArgumentTypeError('%r is not a number of at least 0'
-                                         % text)
-    return value
-
-
-def _unit_interval(text: str) -> float:
-    """A number in [0, 1) (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value < 1:
-        raise argparse.ArgumentTypeError('%r is not a number in [0, 1)'
-                                         % text)
-    return value
-
-
-def _open_unit_interval(text: str) -> float:
-    """A number in (0, 1) (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError('%r is not a number in (0, 1)'
-                                         % text)
-    return value
+_positive = _bounded(int, lambda v: v >= 1, 'a whole number of at least 1')
+_non_negative = _bounded(int, lambda v: v >= 0, 'a whole number of at least 0')
+_at_least_zero = _bounded(float, lambda v: v >= 0, 'a number of at least 0')
+_unit_interval = _bounded(float, lambda v: 0 <= v < 1, 'a number in [0, 1)')
+_open_unit_interval = _bounded(float, lambda v: 0 < v < 1,
+                               'a number in (0, 1)')
 
 
 def _checked_trace(args: Any) -> Optional[str]:
