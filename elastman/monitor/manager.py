@@ -49,13 +49,16 @@ from elastman.monitor import health
 from elastman.monitor import readings
 from elastman.monitor import sampler
 from elastman.monitor import sources
+from elastman.store import nodes as nodes_store
 from elastman.store import sharing
 
 LOG = logging.getLogger(__name__)
 
 #: prefix of the cluster status_reason the monitor writes (and clears)
 REASON_PREFIX = 'monitor: '
-SKIPPED_NODE_STATES = frozenset({'DELETED', 'REPLACING'})
+#: node states the monitor does not sample: a dead node a replace action
+#: has taken over
+SKIPPED_NODE_STATES = frozenset({nodes_store.REPLACING})
 
 
 class MonitorManager(sharing.SharedManager):
