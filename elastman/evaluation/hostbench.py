@@ -37,6 +37,7 @@ from typing import Any
 
 from oslo_config import cfg as cfg_mod
 
+from elastman.common import argtypes
 from elastman.conf import hostagent as hostagent_conf
 from elastman.evaluation import hostsim as sim
 from elastman.evaluation import tool
@@ -524,17 +525,9 @@ def plot(bandwidth: dict[str, dict[str, RunResult]], path: str,
 
 def _seconds(tick: float):
     """An argparse type: seconds, at least one ``tick`` of the simulated host."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = float('nan')
-        if not value >= tick:
-            raise argparse.ArgumentTypeError(
-                '%r: seconds, at least one tick of the simulated host (%g)'
-                % (text, tick))
-        return value
-    return parse
+    return argtypes.bounded(float, lambda v: v >= tick,
+                            'a number of seconds of at least one tick of the '
+                            'simulated host (%g)' % tick)
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -41,6 +41,7 @@ from elastman.actuator import planning
 from elastman.capacity.params import INTERFERENCE
 from elastman.evaluation import policies as pol
 from elastman.evaluation import simulator as sim_mod
+from elastman.evaluation import sweep
 from elastman.evaluation import tool
 from elastman.evaluation import traces as tr
 
@@ -192,11 +193,12 @@ def _checked(args: argparse.Namespace) -> dict[str, Any]:
     """The policies' settings, once every argument is one the run takes
     (ValueError naming the option).
     """
-    tr.shape(args.trace)                # a clear error for an unknown trace
-    for option, value, low in (('--nodes', args.nodes, pol.MIN_SIZE),
-                               ('--seed', args.seed, 0), ('--probes', args.probes, 1)):
-        if value < low:
-            raise ValueError('%s %d: at least %d' % (option, value, low))
+    # the simulator's own checks of a trace, a size and a seed
+    sweep.trace_names(args.trace)
+    sweep.sizes(str(args.nodes))
+    sweep.seeds(str(args.seed))
+    if args.probes < 1:
+        raise ValueError('--probes %d: at least 1' % args.probes)
     if args.days is not None and not args.days > 0:
         raise ValueError('--days %g: more than 0' % args.days)
     if args.interference_per_day is not None and not args.interference_per_day >= 0:

@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from elastman.common import argtypes
 from elastman.common import exception
 from elastman.predictor import combinations
 from elastman.predictor import ensemble as ens
@@ -505,27 +506,12 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _bounded(cast: Any, accept: Any, what: str) -> Any:
-    """An argparse type: ``cast(text)`` where ``accept`` holds for it, else
-    an error saying the value is not ``what``.
-    """
-    def parse(text: str) -> Any:
-        try:
-            value = cast(text)
-        except ValueError:
-            value = None
-        if value is None or not accept(value):
-            raise argparse.ArgumentTypeError('%r is not %s' % (text, what))
-        return value
-    return parse
-
-
-_positive = _bounded(int, lambda v: v >= 1, 'a whole number of at least 1')
-_non_negative = _bounded(int, lambda v: v >= 0, 'a whole number of at least 0')
-_at_least_zero = _bounded(float, lambda v: v >= 0, 'a number of at least 0')
-_unit_interval = _bounded(float, lambda v: 0 <= v < 1, 'a number in [0, 1)')
-_open_unit_interval = _bounded(float, lambda v: 0 < v < 1,
-                               'a number in (0, 1)')
+_positive = argtypes.bounded(int, lambda v: v >= 1, 'a whole number of at least 1')
+_non_negative = argtypes.bounded(int, lambda v: v >= 0, 'a whole number of at least 0')
+_at_least_zero = argtypes.bounded(float, lambda v: v >= 0, 'a number of at least 0')
+_unit_interval = argtypes.bounded(float, lambda v: 0 <= v < 1, 'a number in [0, 1)')
+_open_unit_interval = argtypes.bounded(float, lambda v: 0 < v < 1,
+                                       'a number in (0, 1)')
 
 
 def _checked_trace(args: Any) -> Optional[str]:

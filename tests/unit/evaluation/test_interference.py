@@ -122,8 +122,8 @@ def test_a_bad_setting_is_refused_by_name(capsys):
 
 @pytest.mark.parametrize('argv, message', [
     (['--trace', 'nosuch'], "unknown trace 'nosuch'"),
-    (['--nodes', '-4'], '--nodes -4: at least 3'),
-    (['--seed', '-1'], '--seed -1: at least 0'),
+    (['--nodes', '-4'], "--nodes '-4': at least 3 VMs"),
+    (['--seed', '-1'], "--seed '-1': 0 or more"),
     (['--probes', '0'], '--probes 0: at least 1'),
     (['--days', '0'], '--days 0: more than 0'),
     (['--interference-per-day', '-1'], '--interference-per-day -1: 0 or more'),
