@@ -44,7 +44,7 @@ import json
 import math
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -359,12 +359,27 @@ def run(
     ``plot_path`` a PNG is written per column (``out.png``, or
     ``out-<column>.png`` when there are several).
     """
-    trace = read_trace(trace_csv_path)
+    return run_series(read_trace(trace_csv_path), trace_csv_path, columns=columns,
+                      horizon=horizon, warmup=warmup, plot_path=plot_path,
+                      every=every, **kwargs)
+
+
+def run_series(
+    trace: Mapping[str, np.ndarray],
+    source: str,
+    columns: Optional[Sequence[str]] = None,
+    horizon: Optional[int] = None,
+    warmup: int = 30,
+    plot_path: Optional[str] = None,
+    every: int = 1,
+    **kwargs: Any
+) -> Dict[str, Dict[str, Any]]:
+    """:func:`run` on a trace already read (``source`` names it in errors)."""
     names = list(columns) if columns else list(trace)
     results = {}
     for col in names:
         if col not in trace:
-            raise KeyError('no column %r in %s' % (col, trace_csv_path))
+            raise KeyError('no column %r in %s' % (col, source))
         res = evaluate_series(
             history_mod.block_means(trace[col], every), horizon=horizon,
             warmup=warmup, **kwargs
@@ -514,23 +529,22 @@ _open_unit_interval = argtypes.bounded(float, lambda v: 0 < v < 1,
                                        'a number in (0, 1)')
 
 
-def _checked_trace(args: Any) -> Optional[str]:
-    """Why the trace and options cannot be evaluated, or None: the file
-    must read, hold the columns asked for, and the forecasters and the
-    combination's options must be ones the predictor accepts.
+def _checked_trace(args: Any) -> Tuple[Optional[Dict[str, np.ndarray]], Optional[str]]:
+    """The trace ``args`` name, and why it cannot be evaluated (or None):
+    the file must read and hold the columns asked for.
     """
     try:
         trace = read_trace(args.trace)
     except OSError as exc:
-        return 'cannot read the trace %s: %s' % (args.trace,
-                                                 exc.strerror or exc)
+        return None, 'cannot read the trace %s: %s' % (args.trace,
+                                                       exc.strerror or exc)
     if not trace:
-        return 'the trace %s has no numeric column' % args.trace
+        return None, 'the trace %s has no numeric column' % args.trace
     missing = [c for c in args.columns or () if c not in trace]
     if missing:
-        return 'the trace %s has no column %s (its columns: %s)' % (
+        return None, 'the trace %s has no column %s (its columns: %s)' % (
             args.trace, ', '.join(missing), ', '.join(trace))
-    return None
+    return trace, None
 
 
 def add_subparser(subparsers: Any) -> argparse.ArgumentParser:
@@ -590,7 +604,9 @@ def _command(args: Optional[Any] = None) -> int:
                           else default_seasons(step)),
         refit_interval=args.refit_interval,
     )
-    problem = _checked_trace(args)
+    # the forecasters and the combination's options must be ones the
+    # predictor accepts
+    trace, problem = _checked_trace(args)
     if problem is None:
         try:
             ens.Ensemble(**ensemble_kwargs)
@@ -599,7 +615,8 @@ def _command(args: Optional[Any] = None) -> int:
     if problem is not None:
         print('forecast-eval: %s' % problem, file=sys.stderr)
         return 2
-    results = run(
+    results = run_series(
+        trace,
         args.trace,
         columns=args.columns,
         every=args.every,

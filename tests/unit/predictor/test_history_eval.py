@@ -253,6 +253,20 @@ def test_every_scores_means_of_the_trace_s_points(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)['read']['points'] == 200
 
 
+def test_the_trace_is_read_once(tmp_path, capsys, monkeypatch):
+    """The command checks and replays the trace it read, not a second copy."""
+    trace = tmp_path / 'trace.csv'
+    _write_trace(trace, n=60)
+    reads = []
+    read_trace = evaluate.read_trace
+    monkeypatch.setattr(evaluate, 'read_trace',
+                        lambda path: reads.append(path) or read_trace(path))
+    assert evaluate.main([str(trace), '--json', '--column', 'read', '--forecasters',
+                          'arima_010', '--combinations', 'mean']) == 0
+    assert json.loads(capsys.readouterr().out)['read']['points'] == 60
+    assert reads == [str(trace)]
+
+
 @pytest.mark.parametrize('bad', ['0', '-2', 'five'])
 def test_every_must_be_a_whole_number_of_at_least_one(tmp_path, capsys, bad):
     trace = tmp_path / 'trace.csv'
@@ -271,7 +285,7 @@ def test_a_trace_or_option_it_cannot_use_is_named_before_any_replay(
         tmp_path, capsys, monkeypatch, argv, message):
     trace = tmp_path / 'trace.csv'
     _write_trace(trace, n=40)
-    monkeypatch.setattr(evaluate, 'run', lambda *a, **k: pytest.fail('it ran'))
+    monkeypatch.setattr(evaluate, 'run_series', lambda *a, **k: pytest.fail('it ran'))
     assert evaluate.main([str(trace)] + argv) == 2
     err = capsys.readouterr().err
     assert err.startswith('forecast-eval: ') and message in err
