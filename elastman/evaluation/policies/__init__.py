@@ -35,6 +35,7 @@ from elastman.evaluation.policies.baselines import Static
 from elastman.evaluation.policies.baselines import TargetTracking
 from elastman.evaluation.policies.elastman import Elastman
 from elastman.evaluation.policies.elastman import FORECAST_AT
+from elastman.evaluation.policies.elastman import Foresight
 from elastman.evaluation.policies.elastman import grid_means
 from elastman.evaluation.policies.elastman import GRID_STEPS
 from elastman.evaluation.policies.elastman import INTERFERENCE_MODES
@@ -44,7 +45,7 @@ from elastman.evaluation.policies.oracles import Oracle
 from elastman.evaluation.policies.settings import ensemble_options
 from elastman.evaluation.policies.settings import parse_settings
 
-__all__ = ['ALL', 'Elastman', 'FORECAST_AT', 'GRID_STEPS', 'INTERFERENCE_MODES',
+__all__ = ['ALL', 'Elastman', 'FORECAST_AT', 'Foresight', 'GRID_STEPS', 'INTERFERENCE_MODES',
            'LoadOracle', 'MIN_SIZE', 'NAMES', 'Oracle', 'Policy', 'QuantileLevel',
            'Reactive', 'Static', 'TargetTracking', 'check_names', 'ensemble_options',
            'grid_means', 'make', 'parse_settings']
@@ -73,6 +74,8 @@ def _factories(elastman_kwargs: dict[str, Any]) -> dict[str, Callable[[], Policy
         # the same with no headroom: the bound's level is the margin
         'elastman-quantile-level': lambda: QuantileLevel(**dict(
             elastman_kwargs, name='elastman-quantile-level')),
+        # the load's true future instead of a forecast
+        'elastman-foresight': lambda: Foresight(**elastman_kwargs),
         'oracle': Oracle, 'load-oracle': LoadOracle}
 
 
@@ -99,6 +102,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 
 #: The default report; ``load-oracle``, ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-quantile-level``, ``elastman-nointerference``,
+#: ``elastman-quantile-level``, ``elastman-foresight``, ``elastman-nointerference``,
 #: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

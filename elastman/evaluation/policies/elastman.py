@@ -27,6 +27,9 @@ guard, planning loop, capacity model and forecaster ensemble.
 * ``elastman-quantile`` plans on the forecast's upper quantile,
   ``elastman-quantile-level`` (:class:`QuantileLevel`) the same with no
   headroom above it.
+* ``elastman-foresight`` (:class:`Foresight`) plans on the load the trace
+  really brings within its horizon instead of a forecast: what a perfect
+  forecaster would give the same controller.
 """
 from __future__ import annotations
 
@@ -487,3 +490,47 @@ class QuantileLevel(Elastman):
 
     def set_knob(self, value: float) -> None:
         self.ensemble_kwargs['quantile'] = float(value)
+
+
+class Foresight(Elastman):
+    """elastman whose planning loop is told the load's true future instead
+    of a forecast: the highest control-period mean of the load the cluster
+    will serve (client reads, and writes times the replication factor)
+    within the planning horizon, from the next minute on. Everything else,
+    the guard, the capacity model and the headroom included, is
+    ``elastman``'s, so the distance between the two is what the forecast
+    costs, and the distance from this policy to the oracle is what the
+    controller and its model cost with a perfect forecast.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault('name', 'elastman-foresight')
+        super().__init__(predict=True, **kwargs)
+
+    def start(self, sim):
+        super().start(sim)
+        # no forecaster runs: the trace is the forecast
+        self.ensemble = None
+
+    def _forecast(self, sim: SimCluster, horizon_s: float) -> tuple[dict[str, float], str]:
+        return future_peak(sim, horizon_s, self.every), 'foresight'
+
+
+def future_peak(sim: SimCluster, horizon_s: float, every: int) -> dict[str, float]:
+    """The highest mean of ``every`` consecutive minutes of the load the
+    cluster will serve within ``horizon_s`` from the next minute, split into
+    reads and writes by that mean's read share (empty past the trace's end).
+    """
+    first = sim.minute
+    minutes = max(every, int(math.ceil(horizon_s / sim.trace.step_s)))
+    rf = sim.cfg.hardware.replication_factor
+    reads = np.asarray(sim.trace.reads[first:first + minutes], dtype=float)
+    writes = np.asarray(sim.trace.writes[first:first + minutes], dtype=float) * rf
+    if not len(reads):
+        return {}
+    span = min(every, len(reads))
+    kernel = np.ones(span) / span
+    mean_reads = np.convolve(reads, kernel, mode='valid')
+    mean_writes = np.convolve(writes, kernel, mode='valid')
+    i = int(np.argmax(mean_reads + mean_writes))
+    return {'reads_per_s': float(mean_reads[i]), 'writes_per_s': float(mean_writes[i])}

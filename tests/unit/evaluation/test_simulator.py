@@ -461,3 +461,36 @@ def test_the_simulator_s_own_forecast_at_each_decision():
     assert loads['reads_per_s'] == pytest.approx(2000.0 * share)
     el._forecast(c, 600.0)                      # forecast again, same plan
     assert len(calls) == 2
+
+
+def test_foresight_plans_on_the_load_the_trace_brings():
+    """elastman-foresight's planning loop is told the highest five-minute
+    mean of the load the cluster will serve within its horizon: reads, and
+    writes times the replication factor.
+    """
+    from elastman.evaluation import policies as pol
+    from elastman.evaluation.policies import elastman as el_policies
+    c = _cluster(n=4, minutes=120)
+    fs = pol.make(['elastman-foresight'])[0]
+    assert isinstance(fs, pol.Foresight) and fs.name == 'elastman-foresight'
+    fs.start(c)
+    assert fs.ensemble is None
+    for _ in range(20):
+        c.step()
+        fs.observe(c)
+    loads, chosen = fs._forecast(c, 900.0)
+    assert chosen == 'foresight'
+    rf = c.cfg.hardware.replication_factor
+    reads = c.trace.reads[20:35]
+    writes = c.trace.writes[20:35] * rf
+    means = [(reads[k:k + 5].mean(), writes[k:k + 5].mean()) for k in range(11)]
+    best = max(means, key=sum)
+    assert loads['reads_per_s'] == pytest.approx(best[0])
+    assert loads['writes_per_s'] == pytest.approx(best[1])
+    # a horizon of one control period: the next five minutes' mean
+    first = el_policies.future_peak(c, 300.0, fs.every)
+    assert first['reads_per_s'] == pytest.approx(means[0][0])
+    assert first['writes_per_s'] == pytest.approx(means[0][1])
+    # past the trace's end it knows nothing
+    c.minute = len(c.trace)
+    assert el_policies.future_peak(c, 900.0, fs.every) == {}
