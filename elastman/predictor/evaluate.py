@@ -343,25 +343,11 @@ def plot(result: Dict[str, Any], path: str, title: str = '') -> None:
     plt.close(fig)
 
 
-def run(
-    trace_csv_path: str,
-    columns: Optional[Sequence[str]] = None,
-    horizon: Optional[int] = None,
-    warmup: int = 30,
-    plot_path: Optional[str] = None,
-    every: int = 1,
-    **kwargs: Any
-) -> Dict[str, Dict[str, Any]]:
-    """Evaluate every series (column) of a CSV trace; results keyed by column.
-
-    With ``every`` above 1 each series is first averaged ``every`` points
-    at a time (:func:`elastman.predictor.history.block_means`). With
-    ``plot_path`` a PNG is written per column (``out.png``, or
-    ``out-<column>.png`` when there are several).
+def run(trace_csv_path: str, **kwargs: Any) -> Dict[str, Dict[str, Any]]:
+    """Evaluate every series (column) of a CSV trace; results keyed by
+    column (the options: :func:`run_series`'s).
     """
-    return run_series(read_trace(trace_csv_path), trace_csv_path, columns=columns,
-                      horizon=horizon, warmup=warmup, plot_path=plot_path,
-                      every=every, **kwargs)
+    return run_series(read_trace(trace_csv_path), trace_csv_path, **kwargs)
 
 
 def run_series(
@@ -374,7 +360,14 @@ def run_series(
     every: int = 1,
     **kwargs: Any
 ) -> Dict[str, Dict[str, Any]]:
-    """:func:`run` on a trace already read (``source`` names it in errors)."""
+    """Evaluate every series (column) of a trace already read; results
+    keyed by column (``source`` names the trace in errors).
+
+    With ``every`` above 1 each series is first averaged ``every`` points
+    at a time (:func:`elastman.predictor.history.block_means`). With
+    ``plot_path`` a PNG is written per column (``out.png``, or
+    ``out-<column>.png`` when there are several).
+    """
     names = list(columns) if columns else list(trace)
     results = {}
     for col in names:
