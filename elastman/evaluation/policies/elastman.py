@@ -515,6 +515,11 @@ class Foresight(Elastman):
     def _forecast(self, sim: SimCluster, horizon_s: float) -> tuple[dict[str, float], str]:
         return future_peak(sim, horizon_s, self.every), 'foresight'
 
+    def describe(self) -> str:
+        return super().describe().replace(
+            ', forecast (%s)' % self.ensemble_kwargs.get('mode', DEFAULT_MODE),
+            ', the load\'s true future instead of a forecast')
+
 
 def future_peak(sim: SimCluster, horizon_s: float, every: int) -> dict[str, float]:
     """The highest mean of ``every`` consecutive minutes of the load the

@@ -475,6 +475,8 @@ def test_foresight_plans_on_the_load_the_trace_brings():
     assert isinstance(fs, pol.Foresight) and fs.name == 'elastman-foresight'
     fs.start(c)
     assert fs.ensemble is None
+    assert "the load's true future instead of a forecast" in fs.describe()
+    assert 'forecast (' not in fs.describe()
     for _ in range(20):
         c.step()
         fs.observe(c)
