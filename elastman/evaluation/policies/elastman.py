@@ -505,20 +505,16 @@ class Foresight(Elastman):
 
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault('name', 'elastman-foresight')
-        super().__init__(predict=True, **kwargs)
-
-    def start(self, sim):
-        super().start(sim)
         # no forecaster runs: the trace is the forecast
-        self.ensemble = None
+        super().__init__(predict=False, **kwargs)
 
     def _forecast(self, sim: SimCluster, horizon_s: float) -> tuple[dict[str, float], str]:
         return future_peak(sim, horizon_s, self.every), 'foresight'
 
     def describe(self) -> str:
         return super().describe().replace(
-            ', forecast (%s)' % self.ensemble_kwargs.get('mode', DEFAULT_MODE),
-            ', the load\'s true future instead of a forecast')
+            '; capacity model', ', the load\'s true future instead of a forecast; '
+            'capacity model')
 
 
 def future_peak(sim: SimCluster, horizon_s: float, every: int) -> dict[str, float]:
