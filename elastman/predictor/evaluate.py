@@ -597,10 +597,10 @@ def _command(args: Optional[Any] = None) -> int:
                           else default_seasons(step)),
         refit_interval=args.refit_interval,
     )
-    # the forecasters and the combination's options must be ones the
-    # predictor accepts
     trace, problem = _checked_trace(args)
     if problem is None:
+        # the forecasters and the combination's options must be ones the
+        # predictor accepts
         try:
             ens.Ensemble(**ensemble_kwargs)
         except (ValueError, exception.ConfigurationError) as exc:
