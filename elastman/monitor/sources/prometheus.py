@@ -23,11 +23,13 @@ load they agree with the JMX source's within a bucket of Cassandra's
 histogram. Several tables are combined as a mixture, each table weighted by
 its one-minute request rate.
 
-Each read is one instant query of the HTTP API: the node's series and the
-time Prometheus scraped them, together, so that both come from the same
-scrape (rates are over the time between two scrapes, not between two
-queries; two separate queries could straddle a scrape and stretch an
-interval by a scrape period).
+Each read is one instant query of the HTTP API: the node's series, the
+time Prometheus scraped them and how long that scrape took, together, so
+that all come from the same scrape (rates are over the time between two
+scrapes, not between two queries; two separate queries could straddle a
+scrape and stretch an interval by a scrape period). A reading is timed at
+the middle of its scrape: Prometheus stamps a scrape with its start, and the
+exporter reads the counters while the scrape runs, later on a busy host.
 """
 from __future__ import annotations
 
@@ -47,8 +49,10 @@ WRITE_LATENCY = _TABLE % 'writelatency'
 READ_SIZE = _TABLE % 'readsize'
 WRITE_SIZE = 'cassandra_clientrequest_write_mutationsize'
 NAMES = '|'.join((_TABLE % '.*', WRITE_SIZE + '_.*'))
-# the label that marks the scrape time's series in a reading's answer
+# the label that marks the scrape's time and duration series in a reading's
+# answer, and its values
 SCRAPED_LABEL = 'elastman_scraped'
+SCRAPE_TIME, SCRAPE_DURATION = 'time', 'duration'
 
 
 def mixture_quantile(tables: list[tuple[float, dict[float, float]]],
@@ -134,25 +138,31 @@ class PrometheusSource(sources.MetricsSource):
             node_id=target.node_id or '', cluster_id=target.cluster_id or '')
 
     def query(self, target: readings.Target) -> str:
-        """The node's series, and their scrape time as one more series."""
+        """The node's series, and their scrape's start time and duration as
+        two more series.
+        """
         selector = self.selector(target)
-        return ('{__name__=~"%s",%s} or label_replace(max(timestamp('
-                '%s_count{%s})), "%s", "time", "", "")'
-                % (NAMES, selector, READ_LATENCY, selector, SCRAPED_LABEL))
+        return ('{__name__=~"%s",%s}'
+                ' or label_replace(max(timestamp(%s_count{%s})), "%s", "%s", "", "")'
+                ' or label_replace(max(scrape_duration_seconds{%s}), "%s", "%s", "", "")'
+                % (NAMES, selector, READ_LATENCY, selector, SCRAPED_LABEL, SCRAPE_TIME,
+                   selector, SCRAPED_LABEL, SCRAPE_DURATION))
 
     def read(self, target: readings.Target) -> readings.Reading:
         found = self._query(target, self.query(target))
-        # every series of one scrape has the scrape's time
-        scraped = [item for item in found
-                   if item['metric'].get(SCRAPED_LABEL) == 'time']
-        if not scraped or len(scraped) == len(found):
+        # every series of one scrape has the scrape's start time
+        scrape = {item['metric'][SCRAPED_LABEL]: float(item['value'][1])
+                  for item in found if SCRAPED_LABEL in item['metric']}
+        series = [item for item in found if SCRAPED_LABEL not in item['metric']]
+        if SCRAPE_TIME not in scrape or not series:
             raise sources.SourceError(
                 source=self.name, where=target.address,
                 reason='Prometheus has no series {__name__=~"%s",%s}'
                 % (NAMES, self.selector(target)))
-        reading = self._reading([item for item in found
-                                 if item not in scraped])
-        reading.mono = float(scraped[0]['value'][1])
+        reading = self._reading(series)
+        # the counters were read during the scrape (a federated or remote
+        # series may have no duration: then at its start)
+        reading.mono = scrape[SCRAPE_TIME] + scrape.get(SCRAPE_DURATION, 0.0) / 2.0
         return reading
 
     def _reading(self, found: list[dict]) -> readings.Reading:

@@ -123,12 +123,25 @@ def test_a_reading_from_one_query(conf):
     assert url == 'http://prom:9090/api/v1/query'
     selector = 'instance=~"127\\\\.0\\\\.74\\\\.3:[0-9]+"'
     assert selector in query
-    # the scrape time of the same answer, not of a later query
+    # the scrape time and duration of the same answer, not of a later query
     assert query.endswith(
         ' or label_replace(max(timestamp('
         'cassandra_table_coordinatorreadlatency_count{%s})), '
         '"elastman_scraped", "time", "", "")'
-        % query.split(',', 1)[1].split('}', 1)[0])
+        ' or label_replace(max(scrape_duration_seconds{%s}), '
+        '"elastman_scraped", "duration", "", "")' % (selector, selector))
+
+
+def test_a_reading_is_timed_at_the_middle_of_its_scrape(conf):
+    took = {'metric': {'elastman_scraped': 'duration'},
+            'value': [2.0, '1.5']}
+    session = Session([_ok(ANSWER + [SCRAPED, took])])
+    source = prometheus.PrometheusSource(conf, frozenset({'system'}),
+                                         session=session)
+    got = source.read(readings.Target('127.0.74.3', node_id='n1'))
+    # the exporter read the counters while Prometheus waited for them
+    assert got.mono == 1700000000.5 + 0.75
+    assert (got.reads, got.writes) == (1000, 400)
 
 
 def test_errors_are_source_errors(conf):
@@ -143,9 +156,10 @@ def test_errors_are_source_errors(conf):
     with pytest.raises(sources.SourceError) as err:
         empty.read(readings.Target('10.0.0.1'))
     assert 'Prometheus has no series' in str(err.value)
-    # the scrape time alone: the node's series are gone
+    # the scrape's time and duration alone: the node's series are gone
+    took = {'metric': {'elastman_scraped': 'duration'}, 'value': [2.0, '0.1']}
     alone = prometheus.PrometheusSource(
-        conf, frozenset(), session=Session([_ok([SCRAPED])]))
+        conf, frozenset(), session=Session([_ok([SCRAPED, took])]))
     with pytest.raises(sources.SourceError) as err:
         alone.read(readings.Target('10.0.0.1'))
     assert 'Prometheus has no series' in str(err.value)
