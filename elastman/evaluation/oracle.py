@@ -52,6 +52,15 @@ capacity at once (an episode drops 20-40%, ``SimConfig.interference_drop``).
 Swept over ``m``, its frontier says what an online controller pays for
 interference it cannot see coming, with every other uncertainty removed.
 
+``serial=True`` holds the plan to what elastman's executor does: one action
+in flight at a time (Cassandra refuses to bootstrap or decommission a node
+beside another one that joins or leaves). Nothing starts while an action
+runs, so a scale-out also covers the minutes until the VMs of the next one
+could serve (its joins and cleanup, then a join), and a removal keeps the
+minutes until a scale-out after its decommission could serve (``hold``, as
+without it). It is a reference for controllers held to the same rule, not
+the bound the other policies are measured against.
+
 When to scale out has two answers, and which costs less depends on the trace:
 when a minute would break, or already when a join's cleanup would break it
 (``room_to_grow``: fewer bursts on long rises, more VMs held on noisy plateaus).
@@ -92,13 +101,13 @@ class Planner:
     ``room_to_grow``: scale out as soon as a join's cleanup would break a
     minute, not only when the minute itself breaks (VMs are removed only
     while a join's cleanup stays safe either way). New VMs are of the first
-    flavour.
+    flavour. ``serial``: one action in flight at a time (see the module).
     """
 
     def __init__(self, sim: SimCluster, z: float = 3.0, spike: float = 4.0,
                  min_size: int = 3, room_to_grow: bool = False,
                  foresee_interference: bool = True,
-                 interference_margin: float = 0.0) -> None:
+                 interference_margin: float = 0.0, serial: bool = False) -> None:
         cfg, hw, trace = sim.cfg, sim.cfg.hardware, sim.trace
         self.sim, self.cfg, self.z, self.min_size = sim, cfg, z, min_size
         self.room_to_grow = room_to_grow
@@ -113,6 +122,10 @@ class Planner:
         self.hold = int(math.ceil(cfg.decommission_s / self.step_s)) + self.lead
         # joins in a row: a rise that needs d VMs must start d joins early
         self.slots = max(cfg.join_slots, 0)
+        self.serial = bool(serial)
+        # serial: minutes from a scale-out's start until the VMs of the next
+        # one could serve (its slowest join and the cleanup, then a join)
+        self.blocked = 2 * self.lead + int(math.ceil(cfg.cleanup_s / self.step_s))
         # quadrature: size factor (rows) x latency divisor (columns), weights
         self._size_q = np.exp(cfg.size_noise * _GH_NODES)
         self._lat_q = np.exp(-cfg.latency_noise * _GH_NODES)
@@ -243,7 +256,7 @@ class Planner:
         sim = self.sim
         first = sim.minute
         last = min(len(self.x), first + self._window(first))
-        if first >= last:
+        if first >= last or (self.serial and sim.in_flight):
             return 0, [], ''
         minutes = np.arange(first, last)
         times = minutes * float(self.step_s)
@@ -277,18 +290,19 @@ class Planner:
         the plan checks every minute of the window exactly). At most
         ``MAX_AHEAD`` minutes.
         """
+        least = max(self.hold, self.blocked) if self.serial else self.hold
         if not self.slots:
-            return self.hold
+            return least
         end = min(len(self.x), first + MAX_AHEAD)
-        if end <= first + self.hold:
-            return self.hold
+        if end <= first + least:
+            return least
         x, s = self.x[first:end], self.s[first:end]
         need = 1.2 * x / np.maximum(0.8 - s, 0.05)
         have = self.sim.count(SERVING, JOINING)
         rows = np.ceil(np.maximum(need - have, 0.0) / self.slots)
         due = np.arange(end - first) - rows * self.lead
         late = np.flatnonzero(due <= self.hold)
-        return max(self.hold, int(late.max()) + 1 if late.size else 0)
+        return max(least, int(late.max()) + 1 if late.size else 0)
 
     def _cleanup(self, joins: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Per minute: does a join put the serving VMs into cleanup?"""
@@ -376,6 +390,34 @@ class Planner:
                     continue                    # too late whatever starts now
                 later = self._prefix(rows, new, k, join_later[k:] <= minutes[j], j, x, s)
                 if later is None or later > now:
+                    more = max(more, now)
+            if not more:
+                break
+            k += more
+        if self.serial and k:
+            k = self._cover_blocked(cur, new, k, new_ready, join_min, minutes, times, x, s)
+        return k
+
+    def _cover_blocked(self, cur: '_Rows', new: '_Rows', k: int, new_ready: np.ndarray,
+                       join_min: np.ndarray, minutes, times, x, s) -> int:
+        """With one action in flight, a scale-out of ``k`` VMs blocks the
+        next one until its last VM has joined and cleaned up; the VMs of
+        the next then serve a join later. Start enough now that every minute
+        until then is safe (as late a start would not be possible).
+        """
+        cfg = self.cfg
+        for _ in range(8):
+            done = float(new_ready[:k].max()) + cfg.cleanup_s
+            until = int(math.ceil((done + cfg.join_s * (1 + cfg.join_jitter))
+                                  / self.step_s)) - int(minutes[0]) + 1
+            rows = cur.plus(new, k)
+            f = (rows.f_free * cfg.streaming_penalty if self.room_to_grow
+                 else self._factors(rows, times))
+            unsafe = ~self.safe(rows.g, f, rows.present, x, s)
+            more = 0
+            for j in np.flatnonzero(unsafe[:min(until, len(minutes))]):
+                now = self._prefix(rows, new, k, join_min[k:] <= minutes[j], j, x, s)
+                if now is not None:
                     more = max(more, now)
             if not more:
                 break
@@ -498,8 +540,9 @@ def best_plan(sim: SimCluster, initial: dict[str, int], name: str, min_size: int
             add, remove, reason = planner.plan()
             if add or remove:
                 act = Action(add=add, flavor=sim.flavors[0].name, remove=remove,
-                             serialised=False, reason=reason or 'surplus %d over the next '
-                             '%d min' % (len(remove), planner.hold))
+                             serialised=planner.serial,
+                             reason=reason or 'surplus %d over the next %d min'
+                             % (len(remove), planner.hold))
                 actions[i] = act
                 twin.apply(act)
         key = (float(violations), float(vms.sum()))

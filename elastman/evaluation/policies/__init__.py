@@ -18,7 +18,8 @@
   (a new cluster's :class:`~elastman.actuator.policy.ScalingPolicy`
   defaults) and their variants, which run the service's guard, planning
   loop, capacity model and forecaster ensemble;
-* the oracles (:mod:`.oracles`): ``oracle`` and ``load-oracle``.
+* the oracles (:mod:`.oracles`): ``oracle``, ``load-oracle`` and
+  ``serial-oracle``.
 
 :func:`make` builds them by name; :func:`~.settings.parse_settings` checks
 the ``--set`` assignments of elastman's.
@@ -42,6 +43,7 @@ from elastman.evaluation.policies.elastman import INTERFERENCE_MODES
 from elastman.evaluation.policies.elastman import QuantileLevel
 from elastman.evaluation.policies.oracles import LoadOracle
 from elastman.evaluation.policies.oracles import Oracle
+from elastman.evaluation.policies.oracles import SerialOracle
 from elastman.evaluation.policies.settings import ensemble_options
 from elastman.evaluation.policies.settings import parse_settings
 
@@ -76,7 +78,7 @@ def _factories(elastman_kwargs: dict[str, Any]) -> dict[str, Callable[[], Policy
             elastman_kwargs, name='elastman-quantile-level')),
         # the load's true future instead of a forecast
         'elastman-foresight': lambda: Foresight(**elastman_kwargs),
-        'oracle': Oracle, 'load-oracle': LoadOracle}
+        'oracle': Oracle, 'load-oracle': LoadOracle, 'serial-oracle': SerialOracle}
 
 
 #: Every policy :func:`make` knows.
@@ -101,7 +103,8 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
     return [factories[n]() for n in names]
 
 
-#: The default report; ``load-oracle``, ``elastman-paper``, ``elastman-quantile``,
-#: ``elastman-quantile-level``, ``elastman-foresight``, ``elastman-nointerference``,
+#: The default report; ``load-oracle``, ``serial-oracle``, ``elastman-paper``,
+#: ``elastman-quantile``, ``elastman-quantile-level``, ``elastman-foresight``,
+#: ``elastman-nointerference``,
 #: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

@@ -219,3 +219,25 @@ def test_joins_in_a_row_are_planned_ahead():
     assert any(a.count > 1 for a in grow)
     # started together, they would have joined in about one join time
     assert max(a.done_at - a.t for a in grow) > 2 * cfg.join_s
+
+
+@pytest.mark.parametrize('name', ['paper', 'flash'])
+def test_the_serial_oracle_keeps_one_action_in_flight(name):
+    """Held to one action in flight, the oracle starts none while another
+    runs and still has no violation minute; the oracle without that rule
+    overlaps its actions on the same trace.
+    """
+    cfg = sm.SimConfig()
+    trace = tr.load(name, 20, None, 1, cfg.hardware)
+
+    def overlaps(actions):
+        return sum(b.t < a.done_at for a, b in zip(actions, actions[1:]))
+
+    serial = pol.SerialOracle()
+    res = sm.run(trace, serial, cfg, FLAVORS, 1)
+    assert res['series']['violation'].sum() == 0
+    assert res['series']['vms'].sum() == serial.chosen['vm_minutes']
+    assert len(res['actions']) > 2 and overlaps(res['actions']) == 0
+    assert 'one action in flight' in serial.describe()
+    free = sm.run(trace, pol.Oracle(), cfg, FLAVORS, 1)
+    assert overlaps(free['actions']) > 0
