@@ -28,7 +28,7 @@ import collections
 import copy
 import dataclasses
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -36,6 +36,11 @@ from elastman.actuator import decision as dec
 from elastman.actuator.policy import ScalingPolicy
 from elastman.actuator import workload
 from elastman.capacity import capacity as cap_mod
+
+#: Each VM's capacity for its planned workload: (registry, per-VM workload,
+#: node flavours) to estimates by node (:func:`estimates_for`).
+Estimator = Callable[[Any, Mapping[str, Mapping[str, Any]], Optional[Mapping[str, str]]],
+                     dict[str, Any]]
 
 #: Joins remembered per flavour to learn how long one takes.
 JOIN_MEMORY = 10
@@ -282,7 +287,8 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
          inputs: Mapping[str, Any] | None = None,
          measured: Mapping[str, float] | None = None,
          red_step: tuple[int, str] = (0, ''),
-         growth: float = 1.0, held: float = 0.0) -> dec.Decision:
+         growth: float = 1.0, held: float = 0.0,
+         estimator: Estimator | None = None) -> dec.Decision:
     """One control period's decision.
 
     ``current`` maps each serving VM with a fresh sample to that sample (load
@@ -297,21 +303,23 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
     ``scale_in_hold_s`` (:func:`held_load`): a scale-in leaves the VMs that
     load needs. While a scale-out still creates its servers, the plan is
     made as if it were not in flight, and may trim or top up that action
-    (:func:`replan`).
+    (:func:`replan`). ``estimator`` answers each VM's capacity for its
+    planned workload (default :func:`estimates_for` on ``registry``).
     """
     if state.action_in_flight and state.growing is not None and \
             policy.replan_in_flight and state.growing.to_create > 0:
         free = dataclasses.replace(state, action_in_flight=False,
                                    last_action_at=None, growing=None)
         d = plan(policy, free, current, forecast_peak, registry, now, flavors,
-                 inputs, measured, red_step, growth, held)
+                 inputs, measured, red_step, growth, held, estimator)
         return replan(policy, state, d)
     observed = observed_load(current)
     planned = planned_load(forecast_peak, observed, growth)
     d = _decide_for(policy, state, current, planned, registry, now, flavors,
                     measured, dict(inputs or {}, observed_cluster=observed,
                                    forecast_used=bool(forecast_peak),
-                                   trend_growth=round(float(growth), 4)))
+                                   trend_growth=round(float(growth), 4)),
+                    estimator)
     total = sum(planned.values())
     if d.kind == dec.SCALE_IN and held > total > 0:
         kept = d
@@ -319,7 +327,7 @@ def plan(policy: ScalingPolicy, state: dec.ClusterState,
         d = _decide_for(policy, state, current,
                         {k: v * scale for k, v in planned.items()}, registry,
                         now, flavors, measured,
-                        dict(kept.inputs, held_load=held))
+                        dict(kept.inputs, held_load=held), estimator)
         window = 'the load of the last %.0f s peaked at %.1f req/s' % (
             policy.scale_in_hold_s, held)
         if d.kind == dec.SCALE_IN:
@@ -408,12 +416,16 @@ def _decide_for(policy: ScalingPolicy, state: dec.ClusterState,
                 planned: Mapping[str, float], registry: Any, now: float,
                 flavors: Mapping[str, str] | None,
                 measured: Mapping[str, float] | None,
-                record: dict[str, Any]) -> dec.Decision:
+                record: dict[str, Any],
+                estimator: Estimator | None = None) -> dec.Decision:
     """The decision for the cluster's load ``planned``, split over its VMs
     as they serve now.
     """
     per_vm = workload.split_workload(planned, current)
-    estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
+    if estimator is not None:
+        estimates = estimator(registry, per_vm, flavors)
+    else:
+        estimates = estimates_for(registry, per_vm, flavors) if registry is not None else {}
     estimates = disposed(policy, estimates, current, measured)
     if state.started_at is not None and len(estimates) == state.size and all(
             getattr(e, 'model_kind', '') == 'svm' for e in estimates.values()):

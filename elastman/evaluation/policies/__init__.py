@@ -35,6 +35,7 @@ from elastman.evaluation.policies.baselines import Reactive
 from elastman.evaluation.policies.baselines import Static
 from elastman.evaluation.policies.baselines import TargetTracking
 from elastman.evaluation.policies.elastman import Elastman
+from elastman.evaluation.policies.elastman import ExactCapacity
 from elastman.evaluation.policies.elastman import FORECAST_AT
 from elastman.evaluation.policies.elastman import Foresight
 from elastman.evaluation.policies.elastman import grid_means
@@ -78,6 +79,8 @@ def _factories(elastman_kwargs: dict[str, Any]) -> dict[str, Callable[[], Policy
             elastman_kwargs, name='elastman-quantile-level')),
         # the load's true future instead of a forecast
         'elastman-foresight': lambda: Foresight(**elastman_kwargs),
+        # ... and every VM's true capacity instead of its model's
+        'elastman-exact': lambda: ExactCapacity(**elastman_kwargs),
         'oracle': Oracle, 'load-oracle': LoadOracle, 'serial-oracle': SerialOracle}
 
 
@@ -105,6 +108,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 #: The default report; ``load-oracle``, ``serial-oracle``, ``elastman-paper``,
 #: ``elastman-quantile``, ``elastman-quantile-level``, ``elastman-foresight``,
-#: ``elastman-nointerference``,
+#: ``elastman-exact``, ``elastman-nointerference``,
 #: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

@@ -46,6 +46,7 @@ from elastman.actuator import margin
 from elastman.actuator import planning
 from elastman.actuator.policy import MAX_NODES
 from elastman.actuator.policy import ScalingPolicy
+from elastman.capacity import capacity as cap_mod
 from elastman.capacity.params import INTERFERENCE
 from elastman.capacity.params import ModelParams
 from elastman.capacity.registry import ModelRegistry
@@ -281,6 +282,12 @@ class Elastman(Policy):
             return max(fc.upper[:steps])
         return max((fc.peak or fc.values)[:steps])
 
+    def _estimator(self, sim: SimCluster) -> planning.Estimator | None:
+        """What answers each VM's capacity in the planning loop: None for
+        the capacity models, as in the service.
+        """
+        return None
+
     def _forecast(self, sim: SimCluster, horizon_s: float) -> tuple[dict[str, float], str]:
         if self.predict and sim.cfg.forecast_at == 'grid':
             return self._grid_forecast(sim, horizon_s)
@@ -422,7 +429,8 @@ class Elastman(Policy):
                           flavor_of, inputs={'forecaster': chosen}, measured=measured,
                           red_step=guard_mod.red_step(self.policy, state, now_estimates, a),
                           growth=growth, held=planning.held_load(
-                              list(self.load_points), sim.t, self.policy.scale_in_hold_s))
+                              list(self.load_points), sim.t, self.policy.scale_in_hold_s),
+                          estimator=self._estimator(sim))
         return self._act(sim, d)
 
     def _act(self, sim: SimCluster, d: dec.Decision) -> Action | None:
@@ -515,6 +523,56 @@ class Foresight(Elastman):
         return super().describe().replace(
             '; capacity model', ', the load\'s true future instead of a forecast; '
             'capacity model')
+
+
+class ExactCapacity(Foresight):
+    """``elastman-foresight`` whose planning loop is also told every VM's
+    true capacity for its planned workload, noise aside (the simulator's
+    latency law, :func:`true_capacities`), instead of its capacity model's
+    estimate. The guard still sizes its steps on the models. What remains
+    between this policy and ``serial-oracle`` is the planning loop's rules.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault('name', 'elastman-exact')
+        super().__init__(**kwargs)
+
+    def _estimator(self, sim: SimCluster) -> planning.Estimator:
+        return true_capacities(sim)
+
+    def describe(self) -> str:
+        return super().describe().replace(
+            '; capacity model', ', every VM\'s true capacity instead of its model\'s; '
+            'capacity model', 1)
+
+
+def true_capacities(sim: SimCluster) -> planning.Estimator:
+    """Each VM's capacity for a workload as the simulator's latency law
+    has it: the load along the workload's ray at which the VM's
+    utilisation, with its capacity factor now (interference and streaming
+    included), reaches 1 and its p99 the SLO, without noise.
+    """
+    hw = sim.cfg.hardware
+
+    def estimate(registry: Any, per_vm: Any, flavors: Any) -> dict[str, Any]:
+        out = {}
+        for node, w in per_vm.items():
+            slot = sim.slot_of.get(int(node))
+            if slot is None:
+                continue
+            f = float(sim.true_factor(np.array([slot]))[0])
+            reads = float(w.get('reads_per_s') or 0.0)
+            writes = float(w.get('writes_per_s') or 0.0)
+            size = float(w.get('read_bytes_mean') or 0.0) / hw.size_cap
+            per_unit = reads / hw.read_cap + writes / hw.write_cap
+            load = reads + writes
+            scale = max(0.0, f - size) / per_unit if per_unit > 0 else math.inf
+            out[node] = cap_mod.CapacityEstimate(
+                capacity=scale * load if per_unit > 0 else math.inf, load=load,
+                scale=scale, point=[reads, writes, size], distance=math.nan,
+                bound=cap_mod.EXACT, model_kind='svm', source='exact')
+        return out
+    return estimate
 
 
 def future_peak(sim: SimCluster, horizon_s: float, every: int) -> dict[str, float]:

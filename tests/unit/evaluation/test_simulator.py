@@ -496,3 +496,42 @@ def test_foresight_plans_on_the_load_the_trace_brings():
     # past the trace's end it knows nothing
     c.minute = len(c.trace)
     assert el_policies.future_peak(c, 900.0, fs.every) == {}
+
+
+def test_exact_capacity_is_where_the_latency_law_meets_the_slo():
+    """elastman-exact's planning loop is told each VM's capacity as the
+    simulator's latency law has it: along the VM's workload, the load at
+    which its utilisation with its capacity factor now reaches 1.
+    """
+    from elastman.evaluation import policies as pol
+    from elastman.evaluation.policies import elastman as el_policies
+    c = _cluster(n=4, minutes=120)
+    ex = pol.make(['elastman-exact'])[0]
+    assert isinstance(ex, pol.ExactCapacity) and ex.name == 'elastman-exact'
+    ex.start(c)
+    assert "every VM's true capacity" in ex.describe()
+    c.step()
+    # the service's policy plans on its models, this one on the law
+    assert pol.make(['elastman-foresight'])[0]._estimator(c) is None
+    estimate = ex._estimator(c)
+    hw = c.cfg.hardware
+    slots = c.serving_slots()
+    hit = int(slots[0])
+    c.interference[hit] = 0.7
+    per_vm = {str(int(c.ordinal[s])): {'reads_per_s': 300.0, 'writes_per_s': 120.0,
+                                       'read_bytes_mean': 1000.0} for s in slots}
+    got = estimate(None, per_vm, None)
+    assert set(got) == set(per_vm)
+    for s in slots:
+        e = got[str(int(c.ordinal[s]))]
+        assert e.bound == 'exact' and e.model_kind == 'svm' and e.load == 420.0
+        f = float(c.true_factor(np.array([s]))[0])
+        u = (300.0 * e.scale / hw.read_cap + 120.0 * e.scale / hw.write_cap
+             + 1000.0 / hw.size_cap) / f
+        assert u == pytest.approx(1.0)
+        assert e.capacity == pytest.approx(e.scale * 420.0)
+    # interference takes capacity away; a VM the cluster does not hold has none
+    others = [got[str(int(c.ordinal[s]))].capacity for s in slots[1:]]
+    assert got[str(int(c.ordinal[hit]))].capacity < 0.8 * min(others)
+    assert estimate(None, {'999': per_vm[str(int(c.ordinal[hit]))]}, None) == {}
+    assert el_policies.true_capacities(c)(None, {}, None) == {}
