@@ -28,7 +28,7 @@ import collections
 import copy
 import dataclasses
 import math
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ from elastman.capacity import capacity as cap_mod
 
 #: Each VM's capacity for its planned workload: (registry, per-VM workload,
 #: node flavours) to estimates by node (:func:`estimates_for`).
-Estimator = Callable[[Any, Mapping[str, Mapping[str, Any]], Optional[Mapping[str, str]]],
+Estimator = Callable[[Any, Mapping[str, Mapping[str, Any]], Mapping[str, str] | None],
                      dict[str, Any]]
 
 #: Joins remembered per flavour to learn how long one takes.

@@ -359,7 +359,7 @@ class Planner:
         VMs already there), and the minutes that cleanup makes unsafe are
         planned the same way.
         """
-        sim, cfg = self.sim, self.cfg
+        sim = self.sim
         up = len(minutes) if self.slots else min(self.lead, len(minutes))
         k0 = sim.next_ordinal
         cap = max(32, 4 * len(cur.g))
@@ -375,14 +375,7 @@ class Planner:
         k = 0
         for _ in range(8):
             rows = cur.plus(new, k)
-            if self.room_to_grow:
-                # short as soon as a join's cleanup would break the minute: the
-                # VMs started then join without slowing the others too much
-                f = rows.f_free * cfg.streaming_penalty
-            else:
-                f = self._factors(rows, times)
-            unsafe = ~self.safe(rows.g, f, rows.present, x, s)
-            short = np.flatnonzero(unsafe[:up])
+            short = np.flatnonzero(self._unsafe(rows, times, x, s)[:up])
             more = 0
             for j in short:
                 now = self._prefix(rows, new, k, join_min[k:] <= minutes[j], j, x, s)
@@ -411,11 +404,8 @@ class Planner:
             until = int(math.ceil((done + cfg.join_s * (1 + cfg.join_jitter))
                                   / self.step_s)) - int(minutes[0]) + 1
             rows = cur.plus(new, k)
-            f = (rows.f_free * cfg.streaming_penalty if self.room_to_grow
-                 else self._factors(rows, times))
-            unsafe = ~self.safe(rows.g, f, rows.present, x, s)
             more = 0
-            for j in np.flatnonzero(unsafe[:min(until, len(minutes))]):
+            for j in np.flatnonzero(self._unsafe(rows, times, x, s)[:until]):
                 now = self._prefix(rows, new, k, join_min[k:] <= minutes[j], j, x, s)
                 if now is not None:
                     more = max(more, now)
@@ -423,6 +413,18 @@ class Planner:
                 break
             k += more
         return k
+
+    def _unsafe(self, rows: '_Rows', times, x, s) -> np.ndarray:
+        """Per minute: is the cluster of ``rows`` short? With
+        ``room_to_grow``, already when a join's cleanup would break the
+        minute: the VMs started then join without slowing the others too
+        much.
+        """
+        if self.room_to_grow:
+            f = rows.f_free * self.cfg.streaming_penalty
+        else:
+            f = self._factors(rows, times)
+        return ~self.safe(rows.g, f, rows.present, x, s)
 
     def _prefix(self, rows: '_Rows', new: '_Rows', k: int, in_time: np.ndarray, j: int,
                 x, s) -> int | None:
