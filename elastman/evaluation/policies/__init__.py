@@ -42,6 +42,7 @@ from elastman.evaluation.policies.elastman import grid_means
 from elastman.evaluation.policies.elastman import GRID_STEPS
 from elastman.evaluation.policies.elastman import INTERFERENCE_MODES
 from elastman.evaluation.policies.elastman import QuantileLevel
+from elastman.evaluation.policies.elastman import TrueCapacity
 from elastman.evaluation.policies.oracles import LoadOracle
 from elastman.evaluation.policies.oracles import Oracle
 from elastman.evaluation.policies.oracles import SerialOracle
@@ -79,7 +80,9 @@ def _factories(elastman_kwargs: dict[str, Any]) -> dict[str, Callable[[], Policy
             elastman_kwargs, name='elastman-quantile-level')),
         # the load's true future instead of a forecast
         'elastman-foresight': lambda: Foresight(**elastman_kwargs),
-        # ... and every VM's true capacity instead of its model's
+        # every VM's true capacity instead of its model's
+        'elastman-true-capacity': lambda: TrueCapacity(**elastman_kwargs),
+        # ... and the load's true future as well
         'elastman-exact': lambda: ExactCapacity(**elastman_kwargs),
         'oracle': Oracle, 'load-oracle': LoadOracle, 'serial-oracle': SerialOracle}
 
@@ -108,6 +111,6 @@ def make(names: Sequence[str] | None = None, **elastman_kwargs: Any) -> list[Pol
 
 #: The default report; ``load-oracle``, ``serial-oracle``, ``elastman-paper``,
 #: ``elastman-quantile``, ``elastman-quantile-level``, ``elastman-foresight``,
-#: ``elastman-exact``, ``elastman-nointerference``,
+#: ``elastman-true-capacity``, ``elastman-exact``, ``elastman-nointerference``,
 #: ``elastman-dimension`` and ``elastman-noprior`` run when named.
 ALL = ('static', 'reactive', 'target', 'elastman-noprediction', 'elastman', 'oracle')

@@ -29,7 +29,9 @@ guard, planning loop, capacity model and forecaster ensemble.
   headroom above it.
 * ``elastman-foresight`` (:class:`Foresight`) plans on the load the trace
   really brings within its horizon instead of a forecast: what a perfect
-  forecaster would give the same controller.
+  forecaster would give the same controller; ``elastman-true-capacity``
+  (:class:`TrueCapacity`) is told every VM's true capacity instead of its
+  model's, and ``elastman-exact`` (:class:`ExactCapacity`) both.
 """
 from __future__ import annotations
 
@@ -525,16 +527,17 @@ class Foresight(Elastman):
             'capacity model')
 
 
-class ExactCapacity(Foresight):
-    """``elastman-foresight`` whose planning loop is also told every VM's
-    true capacity for its planned workload, noise aside (the simulator's
-    latency law, :func:`true_capacities`), instead of its capacity model's
-    estimate. The guard still sizes its steps on the models. What remains
-    between this policy and ``serial-oracle`` is the planning loop's rules.
+class TrueCapacity(Elastman):
+    """``elastman`` whose planning loop is told every VM's true capacity for
+    its planned workload, noise aside (the simulator's latency law,
+    :func:`true_capacities`), instead of its capacity model's estimate; it
+    still plans on its own forecast. The guard still sizes its steps on the
+    models. The distance from ``elastman`` to it is what the capacity model
+    costs the service as it runs.
     """
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault('name', 'elastman-exact')
+        kwargs.setdefault('name', 'elastman-true-capacity')
         super().__init__(**kwargs)
 
     def _estimator(self, sim: SimCluster) -> planning.Estimator:
@@ -544,6 +547,17 @@ class ExactCapacity(Foresight):
         return super().describe().replace(
             '; capacity model', ', every VM\'s true capacity instead of its model\'s; '
             'capacity model', 1)
+
+
+class ExactCapacity(Foresight, TrueCapacity):
+    """``elastman-foresight`` whose planning loop is also told every VM's
+    true capacity (:class:`TrueCapacity`). What remains between this
+    policy and ``serial-oracle`` is the planning loop's rules.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault('name', 'elastman-exact')
+        super().__init__(**kwargs)
 
 
 def true_capacities(sim: SimCluster) -> planning.Estimator:

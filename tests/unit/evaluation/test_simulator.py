@@ -535,3 +535,32 @@ def test_exact_capacity_is_where_the_latency_law_meets_the_slo():
     assert got[str(int(c.ordinal[hit]))].capacity < 0.8 * min(others)
     assert estimate(None, {'999': per_vm[str(int(c.ordinal[hit]))]}, None) == {}
     assert el_policies.true_capacities(c)(None, {}, None) == {}
+
+
+def test_true_capacity_is_told_the_law_and_plans_on_its_forecast():
+    """elastman-true-capacity reads each VM's capacity from the latency law,
+    as elastman-exact does, but plans on its own forecast, as elastman does.
+    """
+    from elastman.evaluation import policies as pol
+    c = _cluster(n=4, minutes=120)
+    tc, ex = pol.make(['elastman-true-capacity', 'elastman-exact'])
+    assert isinstance(tc, pol.TrueCapacity) and not isinstance(tc, pol.Foresight)
+    assert isinstance(ex, pol.TrueCapacity) and isinstance(ex, pol.Foresight)
+    tc.start(c)
+    ex.start(c)
+    assert tc.ensemble is not None and ex.ensemble is None
+    described = tc.describe()
+    assert "every VM's true capacity" in described and 'forecast (' in described
+    assert 'true future' not in described
+    assert "true capacity" in ex.describe() and 'true future' in ex.describe()
+    c.step()
+    per_vm = {str(int(c.ordinal[s])): {'reads_per_s': 250.0, 'writes_per_s': 90.0,
+                                       'read_bytes_mean': 800.0}
+              for s in c.serving_slots()}
+    told = tc._estimator(c)(None, per_vm, None)
+    assert set(told) == set(per_vm)
+    assert {n: e.capacity for n, e in told.items()} == {
+        n: e.capacity for n, e in ex._estimator(c)(None, per_vm, None).items()}
+    # no forecast yet: it plans on the load it serves, not on the trace ahead
+    assert tc._forecast(c, 1800.0) == ({}, 'current')
+    assert ex._forecast(c, 1800.0)[1] == 'foresight'
