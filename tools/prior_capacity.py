@@ -32,8 +32,6 @@ import os
 import sys
 from typing import List
 
-import numpy as np
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
@@ -98,5 +96,4 @@ def main(argv: List[str] = None) -> int:
 
 
 if __name__ == '__main__':
-    np.seterr(all='ignore')
     sys.exit(main())
