@@ -48,15 +48,6 @@ RAYS = ((650.0, 350.0, 900.0), (500.0, 500.0, 900.0),
         (800.0, 200.0, 900.0), (650.0, 350.0, 4000.0))
 
 
-def true_capacity(hw: tr.Hardware, reads: float, writes: float,
-                  size: float) -> float:
-    """Load (requests/s) along the ray at which a nominal VM's utilisation
-    reaches 1.
-    """
-    per_request = (reads / hw.read_cap + writes / hw.write_cap) / (reads + writes)
-    return (1.0 - size / hw.size_cap) / per_request
-
-
 def measure(overrides: dict) -> str:
     cfg = sim_mod.SimConfig()
     flavor = sim_mod.Flavor('m1.large')
@@ -72,7 +63,7 @@ def measure(overrides: dict) -> str:
     if model is None or not model.two_class:
         return 'no boundary learnt'
     ratios = [cap_mod.capacities(model, [list(ray)])[0].capacity
-              / true_capacity(cfg.hardware, *ray) for ray in RAYS]
+              / el.true_capacity(cfg.hardware, 1.0, *ray) for ray in RAYS]
     _, labels, weights = registry._training_set(
         list(registry.grids.values()), run['sim'].t)
     met, violated = labels > 0, labels < 0

@@ -560,6 +560,19 @@ class ExactCapacity(Foresight, TrueCapacity):
         super().__init__(**kwargs)
 
 
+def true_capacity(hw: Any, factor: float, reads: float, writes: float,
+                  size_bytes: float) -> float:
+    """Load (requests/s) along the ray of ``reads`` and ``writes`` at which
+    a VM of capacity factor ``factor`` on the hardware ``hw`` reaches a
+    utilisation of 1 (the simulator's latency law meets the SLO there);
+    infinite for a ray without load.
+    """
+    per_unit = reads / hw.read_cap + writes / hw.write_cap
+    if not per_unit > 0:
+        return math.inf
+    return max(0.0, factor - size_bytes / hw.size_cap) / per_unit * (reads + writes)
+
+
 def true_capacities(sim: SimCluster) -> planning.Estimator:
     """Each VM's capacity for a workload as the simulator's latency law
     has it: the load along the workload's ray at which the VM's
@@ -577,13 +590,14 @@ def true_capacities(sim: SimCluster) -> planning.Estimator:
             f = float(sim.true_factor(np.array([slot]))[0])
             reads = float(w.get('reads_per_s') or 0.0)
             writes = float(w.get('writes_per_s') or 0.0)
-            size = float(w.get('read_bytes_mean') or 0.0) / hw.size_cap
-            per_unit = reads / hw.read_cap + writes / hw.write_cap
+            size_bytes = float(w.get('read_bytes_mean') or 0.0)
             load = reads + writes
-            scale = max(0.0, f - size) / per_unit if per_unit > 0 else math.inf
+            capacity = true_capacity(hw, f, reads, writes, size_bytes)
+            scale = (capacity / load if load > 0 and math.isfinite(capacity)
+                     else math.inf)
             out[node] = cap_mod.CapacityEstimate(
-                capacity=scale * load if per_unit > 0 else math.inf, load=load,
-                scale=scale, point=[reads, writes, size], distance=math.nan,
+                capacity=capacity, load=load, scale=scale,
+                point=[reads, writes, size_bytes / hw.size_cap], distance=math.nan,
                 bound=cap_mod.EXACT, model_kind='svm', source='exact')
         return out
     return estimate
