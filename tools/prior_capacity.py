@@ -53,7 +53,7 @@ def measure(overrides: dict) -> str:
     flavor = sim_mod.Flavor('m1.large')
     base = el.Elastman(predict=False, prior=False, name='base').params
     params = ModelParams.from_dict(dict(base.to_dict(), **overrides))
-    teacher = el._prior_teacher(params, dict(PAPER_RULE),
+    teacher = el.prior_teacher(params, dict(PAPER_RULE),
                                 'prior-%s' % flavor.name)
     trace = tr.load(priors.PRIOR_TRACE, nodes=priors.PRIOR_NODES,
                     seed=priors.PRIOR_SEED)
@@ -64,8 +64,7 @@ def measure(overrides: dict) -> str:
         return 'no boundary learnt'
     ratios = [cap_mod.capacities(model, [list(ray)])[0].capacity
               / el.true_capacity(cfg.hardware, 1.0, *ray) for ray in RAYS]
-    _, labels, weights = registry._training_set(
-        list(registry.grids.values()), run['sim'].t)
+    _, labels, weights = registry.flavor_training_set(flavor.name, run['sim'].t)
     met, violated = labels > 0, labels < 0
     return ('capacity / true %s; cells %d, violated %d; mean weight met '
             '%.3f, violated %.3f' % (

@@ -422,7 +422,7 @@ class ModelRegistry:
                 revisions[(VM, node)] = revision
         for flavor, members in by_flavor.items():
             slot = self.flavor_slots.setdefault(flavor, _Slot())
-            pool = members + ([memory_key(flavor)] if self.has_memory(flavor) else [])
+            pool = self._flavor_pool(flavor, members)
             rev = sum(self.revision(n) for n in pool) + len(pool)
             if force or rev != slot.fitted_revision:
                 due.append((FLAVOR, flavor, pool))
@@ -459,6 +459,20 @@ class ModelRegistry:
         self.last_fit = now
         self._document_dirty = True
         return updates
+
+    def _flavor_pool(self, flavor: str, members: list[str]) -> list[str]:
+        """The grids a flavour model may pool: its VMs' and its memory's."""
+        return members + ([memory_key(flavor)] if self.has_memory(flavor) else [])
+
+    def flavor_training_set(self, flavor: str, now: float
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The cells a refit at ``now`` would fit the flavour's model on:
+        centres, labels (+1 met, -1 violated) and SVM sample weights.
+        """
+        pool = self._flavor_pool(
+            flavor, [n for n, f in self.nodes.items() if f == flavor])
+        self.load_cells(pool)
+        return self._pool(FLAVOR, flavor, pool, now)
 
     def _pool(self, scope: str, key: str, members: list[str], now: float):
         """The training set of a model: its VMs' cells; for a flavour whose

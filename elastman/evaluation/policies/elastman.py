@@ -196,7 +196,7 @@ class Elastman(Policy):
         self.started_at: float | None = 0.0
         if self.prior:
             for f in sim.flavors:
-                doc = priors.flavor_prior(sim.cfg, f, self.params, _prior_teacher)
+                doc = priors.flavor_prior(sim.cfg, f, self.params, prior_teacher)
                 if doc is not None:
                     self.registry.import_flavor_model(doc, f.name)
         self._pick_probes(sim)
@@ -474,7 +474,7 @@ class Elastman(Policy):
                    if self.predict else '', self.params.monotone))
 
 
-def _prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> Elastman:
+def prior_teacher(params: ModelParams, options: dict[str, Any], name: str) -> Elastman:
     """The other cluster a flavour's prior comes from (:mod:`priors`): it
     learnt without prediction and without a prior of its own.
     """

@@ -237,11 +237,7 @@ def _crossing_and_low(params: ModelParams) -> ModelRegistry:
 
 def _flavor_labels(reg: ModelRegistry, flavor: str, now: float) -> np.ndarray:
     """The labels of the cells the flavour's next fit is trained on."""
-    members = [n for n, f in reg.nodes.items() if f == flavor]
-    if reg.has_memory(flavor):
-        members.append(memory_key(flavor))
-    reg.load_cells(members)
-    return reg._pool('flavor', flavor, members, now)[1]
+    return reg.flavor_training_set(flavor, now)[1]
 
 
 def test_a_flavour_remembers_the_cells_of_a_vm_that_left():
