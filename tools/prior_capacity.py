@@ -53,8 +53,7 @@ def measure(overrides: dict) -> str:
     flavor = sim_mod.Flavor('m1.large')
     base = el.Elastman(predict=False, prior=False, name='base').params
     params = ModelParams.from_dict(dict(base.to_dict(), **overrides))
-    teacher = el.prior_teacher(params, dict(PAPER_RULE),
-                                'prior-%s' % flavor.name)
+    teacher = el.prior_teacher(params, dict(PAPER_RULE), 'prior-%s' % flavor.name)
     trace = tr.load(priors.PRIOR_TRACE, nodes=priors.PRIOR_NODES,
                     seed=priors.PRIOR_SEED)
     run = sim_mod.run(trace, teacher, cfg, [flavor], priors.PRIOR_SEED)
