@@ -18,8 +18,9 @@ again with the capacity-model parameters given (JSON, as a scaling
 policy's ``model`` field takes them) and prints, along a few rays of
 reads, writes and request size, its capacity over the true capacity of a
 nominal VM (capacity factor 1, no interference, not streaming), with the
-cells it was fitted on: how many are violated, and the weight of each
-class in the fit.
+cells a refit at the run's end would fit it on
+(:meth:`~elastman.capacity.registry.ModelRegistry.flavor_training_set`):
+how many are violated, and the weight of each class in the fit.
 
 Example (doc/source/slo-first.rst)::
 
