@@ -82,6 +82,7 @@ import numpy as np
 from elastman.evaluation.simulator import Action
 from elastman.evaluation.simulator import JOINING
 from elastman.evaluation.simulator import LEAVING
+from elastman.evaluation.simulator import read_shares
 from elastman.evaluation.simulator import SERVING
 from elastman.evaluation.simulator import SimCluster
 
@@ -115,7 +116,10 @@ class Planner:
         if not 0.0 <= interference_margin < 1.0:
             raise ValueError('interference_margin must be in [0, 1)')
         self.margin = float(interference_margin)
-        self.x = trace.reads / hw.read_cap + trace.writes * hw.replication_factor / hw.write_cap
+        # per minute: the reads' and the writes' load, in units of a nominal VM
+        self.x = np.column_stack((
+            trace.reads / hw.read_cap,
+            trace.writes * hw.replication_factor / hw.write_cap))
         self.s = trace.size / hw.size_cap
         self.step_s = trace.step_s
         self.lead = int(math.ceil(cfg.join_s * (1 + cfg.join_jitter) / self.step_s)) + 1
@@ -191,14 +195,12 @@ class Planner:
         minute, and each VM's mean part of it.
 
         ``g``: token weights (VMs); ``f``: capacity factors and ``present``
-        (serving) per VM and minute; ``x``, ``s``: per minute, the load in
-        units of a nominal VM and the mean request size over the size
-        capacity.
+        (serving) per VM and minute; ``x``, ``s``: per minute, the reads'
+        and the writes' load in units of a nominal VM (minutes x 2) and the
+        mean request size over the size capacity.
         """
         rho = self.cfg.rho
-        w = g[:, None] * present
-        share = w / np.maximum(w.sum(axis=0), 1e-12)
-        load = x * share
+        load, share = self._loads(g, f, present, x)
         m1 = np.zeros_like(share)
         m2 = np.zeros_like(share)
         for i, sq in enumerate(self._size_q):
@@ -223,23 +225,33 @@ class Planner:
         mean, var, part = self.tail(g, f, present, x, s)
         ok = mean + self.z * np.sqrt(var) <= 0.01
         rho = self.cfg.rho
-        w = g[:, None] * present
-        share = w / np.maximum(w.sum(axis=0), 1e-12)
-        u = (x * share + s * self._size_spike) / f
+        load, share = self._loads(g, f, present, x)
+        u = (load + s * self._size_spike) / f
         d = np.maximum(1.0 - rho * u, (1.0 - rho) / 50.0) * (_LN01 / (1.0 - rho))
         jump = share * np.exp(d * self._lat_spike) - part
         ok &= mean + jump.max(axis=0, initial=0.0) <= 0.01
         if self.margin and margin:
-            ok &= mean + self._drop_jump(share, x, s, f, part).max(axis=0, initial=0.0) <= 0.01
+            ok &= mean + self._drop_jump(load, share, s, f, part).max(
+                axis=0, initial=0.0) <= 0.01
         return ok
 
-    def _drop_jump(self, share, x, s, f, part) -> np.ndarray:
+    def _loads(self, g, f, present, x) -> tuple[np.ndarray, np.ndarray]:
+        """Per VM and minute: its load in units of a nominal VM, and its
+        share of the reads (``SimConfig.read_routing``, as
+        :meth:`SimCluster.step` spreads them).
+        """
+        w = g[:, None] * present
+        token = w / np.maximum(w.sum(axis=0), 1e-12)
+        reads = read_shares(w, f, self.cfg.read_routing)
+        return x[:, 0] * reads + x[:, 1] * token, reads
+
+    def _drop_jump(self, load, share, s, f, part) -> np.ndarray:
         """Per VM and minute: how much the share of slow reads grows if that
         VM alone loses ``interference_margin`` of its capacity (its mean tail
-        over the same noise quadrature as :meth:`tail`).
+        over the same noise quadrature as :meth:`tail`, its load and read
+        share as they were).
         """
         rho = self.cfg.rho
-        load = x * share
         f_hit = f * (1.0 - self.margin)
         m1 = np.zeros_like(share)
         for i, sq in enumerate(self._size_q):
@@ -296,7 +308,7 @@ class Planner:
         end = min(len(self.x), first + MAX_AHEAD)
         if end <= first + least:
             return least
-        x, s = self.x[first:end], self.s[first:end]
+        x, s = self.x[first:end].sum(axis=1), self.s[first:end]
         need = 1.2 * x / np.maximum(0.8 - s, 0.05)
         have = self.sim.count(SERVING, JOINING)
         rows = np.ceil(np.maximum(need - have, 0.0) / self.slots)

@@ -270,6 +270,15 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help='interference episodes per VM per day (0: none); the '
                          'oracle foresees them, every other policy meets them; '
                          'default %(default)s')
+    ap.add_argument('--read-routing', choices=sim_mod.READ_ROUTING,
+                    default=sim_mod.SimConfig.read_routing,
+                    help='how a read reaches one of its replicas: by token '
+                         'share whatever the replica\'s speed (token: clients '
+                         'whose driver ignores it), or by token share times '
+                         'capacity factor (capacity: the Java driver 4\'s '
+                         'default policy, tools/bench_read_routing.py); every '
+                         'policy, the oracle included, meets the same; default '
+                         '%(default)s')
     ap.add_argument('--forecast-at', choices=pol.FORECAST_AT,
                     default=sim_mod.SimConfig.forecast_at,
                     help='when elastman\'s forecast is made: as the service\'s '
@@ -301,7 +310,8 @@ def run_args(args: argparse.Namespace) -> int:
     cfg = sim_mod.SimConfig(join_slots=args.join_slots,
                             removal_slots=args.removal_slots,
                             interference_per_day=args.interference_per_day,
-                            forecast_at=args.forecast_at)
+                            forecast_at=args.forecast_at,
+                            read_routing=args.read_routing)
     if args.days is not None and not args.days > 0:
         raise SystemExit('simulate: --days %g: more than 0' % args.days)
     if args.sweep:

@@ -17,11 +17,13 @@ flavour factor, a per-VM factor (hardware lottery), interference episodes
 (capacity drops of 20-40% for an hour or two) and the streaming penalty while
 the cluster bootstraps, cleans up or decommissions. Load is spread over the
 serving VMs by their token share (imbalance: lognormal weights); writes reach
-``RF`` replicas, reads one (consistency ONE). Per-VM p99 read latency follows an
-M/M/1-like curve that meets the SLO exactly at ``u = 1``
-(``p99 = SLO (1 - rho) / (1 - rho u)``, capped at 50x the SLO) with lognormal
-noise; the cluster's p99 is the 99th percentile of the mixture of the VMs'
-exponential latency tails, weighted by their read share.
+``RF`` replicas, reads one (consistency ONE), by token share or, with
+``read_routing`` ``capacity``, by token share times capacity factor.
+Per-VM p99 read latency follows an M/M/1-like curve that meets the SLO
+exactly at ``u = 1`` (``p99 = SLO (1 - rho) / (1 - rho u)``, capped at 50x
+the SLO) with lognormal noise; the cluster's p99 is the 99th percentile of
+the mixture of the VMs' exponential latency tails, weighted by their read
+share.
 
 A VM joins after boot + bootstrap (with jitter) and counts only once serving
 (``UN``); cleanup then runs on the older VMs, or, for a scale-out that
@@ -58,6 +60,24 @@ from elastman.evaluation.traces import Trace
 JOINING, SERVING, LEAVING, GONE = 1, 2, 3, 0
 BLOCK = 1024
 
+#: How a read reaches one of its replicas. ``token``: each VM serves the
+#: reads of its token share whatever its speed, as with a client whose driver
+#: does not look at a replica's speed (the Python, C++ and Ruby drivers'
+#: default policies). ``capacity``: in proportion to token share times
+#: capacity factor, as the DataStax Java driver 4's default policy spreads
+#: them on three real nodes (``tools/bench_read_routing.py``). Writes reach
+#: every replica either way.
+READ_ROUTING = ('token', 'capacity')
+
+
+def read_shares(weights: np.ndarray, factors: np.ndarray,
+                routing: str) -> np.ndarray:
+    """Each VM's share of the reads (along the first axis) from its token
+    weight and its capacity factor now, by ``routing`` (:data:`READ_ROUTING`).
+    """
+    w = weights * factors if routing == 'capacity' else weights
+    return w / np.maximum(w.sum(axis=0), 1e-12)
+
 
 @dataclasses.dataclass(frozen=True)
 class Flavor:
@@ -92,7 +112,14 @@ class SimConfig:
     #: it, or at each decision from the control period just ended
     #: (policies.elastman.FORECAST_AT)
     forecast_at: str = 'grid'
+    #: how the reads reach the replicas (:data:`READ_ROUTING`)
+    read_routing: str = 'token'
     hardware: Hardware = Hardware()
+
+    def __post_init__(self) -> None:
+        if self.read_routing not in READ_ROUTING:
+            raise ValueError('read_routing %r: one of %s'
+                             % (self.read_routing, ', '.join(READ_ROUTING)))
 
     @property
     def join_s(self) -> float:
@@ -548,8 +575,9 @@ class SimCluster:
                                float(self.trace.size[i]))
         share = self.g[serv] / self.g[serv].sum()
         rf = min(hw.replication_factor, len(serv))
-        r_i, w_i = reads * share, writes * rf * share
         f = self.true_factor(serv)
+        read_share = read_shares(self.g[serv], f, cfg.read_routing)
+        r_i, w_i = reads * read_share, writes * rf * share
         size_i = size * np.exp(self.rng.normal(0, cfg.size_noise, len(serv)))
         u = (r_i / hw.read_cap + w_i / hw.write_cap + size_i / hw.size_cap) / f
         denom = np.maximum(1 - cfg.rho * u, (1 - cfg.rho) / 50.0)
@@ -569,7 +597,7 @@ class SimCluster:
         self._period_tot[0] += float(r_i.sum())
         self._period_tot[1] += float(w_i.sum())
         self._period_tot[2] += 1
-        agg = aggregate_p99(p99, share)
+        agg = aggregate_p99(p99, read_share)
         over = serv[u > 1.0]
         out = {'t': self.t, 'vms': float(self.vms), 'serving': float(len(serv)),
                'load': reads + writes, 'p99': agg,

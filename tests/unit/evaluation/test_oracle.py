@@ -28,33 +28,55 @@ def _sim(cfg, name='flash', nodes=20, seed=1, size=20):
     return sm.SimCluster(trace, cfg, FLAVORS, {'m1.medium': size}, seed, 'oracle')
 
 
-def test_safe_is_the_simulators_p99_without_noise():
+@pytest.mark.parametrize('routing', sm.READ_ROUTING)
+def test_safe_is_the_simulators_p99_without_noise(routing):
     """Without noise (and z = spike = 0) a minute is safe exactly when the
-    simulator's cluster p99 is under the SLO.
+    simulator's cluster p99 is under the SLO, the reads (two thirds of the
+    load) spread as ``read_routing`` says and the writes by token share.
     """
-    cfg = sm.SimConfig(latency_noise=0.0, size_noise=0.0)
+    cfg = sm.SimConfig(latency_noise=0.0, size_noise=0.0, read_routing=routing)
     sim = _sim(cfg)
     plan = om.Planner(sim, z=0.0, spike=0.0)
     rng = np.random.default_rng(4)
     g = np.exp(rng.normal(0, 0.1, 20))
-    f = np.exp(rng.normal(0, 0.1, 20))
+    f = np.exp(rng.normal(0, 0.3, 20))
+    token = g / g.sum()
+    reads = g * f / (g * f).sum() if routing == 'capacity' else token
     flips = 0
     for x in np.linspace(5, 30, 60):
-        share = g / g.sum()
-        u = (x * share + 0.02) / f
+        u = (x * (2 * reads + token) / 3 + 0.02) / f
         p99 = cfg.slo_ms * (1 - cfg.rho) / np.maximum(1 - cfg.rho * u, (1 - cfg.rho) / 50)
-        truth = sm.aggregate_p99(p99, share, iters=60) <= cfg.slo_ms
-        got = plan.safe(g, f[:, None], np.ones((20, 1), bool), np.array([x]),
-                        np.array([0.02]))[0]
+        truth = sm.aggregate_p99(p99, reads, iters=60) <= cfg.slo_ms
+        got = plan.safe(g, f[:, None], np.ones((20, 1), bool),
+                        np.array([[2 * x / 3, x / 3]]), np.array([0.02]))[0]
         assert got == truth, x
         flips += not truth
     assert 0 < flips < 60                   # both sides of the boundary were tried
 
 
+def test_reads_that_follow_capacity_let_slow_vms_carry_more_load():
+    """With a third of the VMs at half speed, the largest safe load is
+    higher when the reads follow capacity than when they follow tokens.
+    """
+    largest = {}
+    for routing in sm.READ_ROUTING:
+        cfg = sm.SimConfig(latency_noise=0.0, size_noise=0.0, read_routing=routing)
+        plan = om.Planner(_sim(cfg), z=0.0, spike=0.0)
+        g, one = np.ones(21), np.ones((21, 1), bool)
+        f = np.where(np.arange(21) % 3 == 0, 0.5, 1.0)[:, None]
+        ok = [x for x in np.linspace(5, 25, 201)
+              if plan.safe(g, f, one, np.array([[x, 0.0]]), np.array([0.02]))[0]]
+        largest[routing] = max(ok)
+    # token: the half-speed VMs bound it (21 x 0.5 = 10.5 nominal VMs);
+    # capacity: the cluster's whole capacity does (17.5 nominal VMs)
+    assert largest['token'] < 11.0 < 15.0 < largest['capacity'] < 17.5
+
+
 def _largest_safe_load(plan):
     g, f, one = np.ones(20), np.ones((20, 1)), np.ones((20, 1), bool)
     loads = np.linspace(10, 22, 241)
-    ok = [plan.safe(g, f, one, np.array([x]), np.array([0.02]))[0] for x in loads]
+    ok = [plan.safe(g, f, one, np.array([[x, 0.0]]), np.array([0.02]))[0]
+          for x in loads]
     return loads[np.flatnonzero(ok).max()]
 
 
@@ -107,8 +129,8 @@ def test_the_margin_keeps_one_vm_safe_from_a_drop():
     plain = om.Planner(sim, z=0.0, spike=0.0)
     guarded = om.Planner(sim, z=0.0, spike=0.0, interference_margin=0.3)
     size = np.array([0.02])
-    hot = np.array([20 * (0.85 - 0.02)])
-    cool = np.array([20 * (0.6 - 0.02)])
+    hot = np.array([[20 * (0.85 - 0.02), 0.0]])
+    cool = np.array([[20 * (0.6 - 0.02), 0.0]])
     assert plain.safe(g, f, one, hot, size)[0]
     assert not guarded.safe(g, f, one, hot, size)[0]
     assert guarded.safe(g, f, one, cool, size)[0]

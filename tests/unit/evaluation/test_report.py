@@ -131,11 +131,12 @@ def test_cli_and_subparser(simulate_cli, tmp_path, capsys):
     assert tr.shape('paper').load.max() == pytest.approx(1.0, abs=1e-3)
 
 
-def _interfered_minutes(cli, out, rate: str) -> float:
+def _interfered_minutes(cli, out, rate: str, routing: str = 'token') -> float:
     """VM-minutes a static cluster spent over its capacity in an episode."""
     args = cli.parse_args(['simulate', '--trace', 'flash', '--nodes', '12', '--days',
                            '0.1', '--policies', 'static', '--no-png',
-                           '--interference-per-day', rate, '--out', str(out)])
+                           '--interference-per-day', rate, '--read-routing', routing,
+                           '--out', str(out)])
     assert args.func(args) == 0
     with open(out / 'timeseries.csv') as f:
         return sum(float(r['over_interfered']) for r in csv.DictReader(f))
@@ -150,6 +151,12 @@ def test_cli_interference_rate(simulate_cli, tmp_path, capsys):
                                     '--interference-per-day', '-1', '--out', str(tmp_path)])
     with pytest.raises(SystemExit, match='--interference-per-day -1: 0 or more'):
         args.func(args)
+
+
+def test_cli_reads_that_follow_capacity_spare_the_interfered_vms(simulate_cli, tmp_path):
+    token = _interfered_minutes(simulate_cli, tmp_path / 'token', '24')
+    capacity = _interfered_minutes(simulate_cli, tmp_path / 'capacity', '24', 'capacity')
+    assert capacity < token
 
 
 @pytest.mark.parametrize('extra, message', [

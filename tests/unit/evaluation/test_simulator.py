@@ -155,6 +155,34 @@ def test_more_vms_lower_latency():
     assert lat[1] < lat[0]
 
 
+def test_reads_follow_token_share_or_capacity_as_routing_says():
+    """A VM at half speed serves the reads of its token share under
+    ``token`` routing, and about half of them under ``capacity``; the writes
+    do not move, and the cluster's p99 is lower when its reads go elsewhere.
+    """
+    trace = tr.load('ramp', 4, 0.01, seed=1)
+    seen = {}
+    for routing in sm.READ_ROUTING:
+        c = sm.SimCluster(trace, sm.SimConfig(read_routing=routing),
+                          [sm.Flavor('m1.medium')], {'m1.medium': 4}, seed=1,
+                          noise_key='x')
+        c.f0[0] *= 0.5
+        row = c.step()
+        serving = np.flatnonzero(c.state == sm.SERVING)
+        reads = c.obs_reads[serving] / c.obs_reads[serving].sum()
+        writes = c.obs_writes[serving] / c.obs_writes[serving].sum()
+        token = c.g[serving] / c.g[serving].sum()
+        seen[routing] = (reads, writes, token, row['p99'])
+    reads, writes, token, _ = seen['token']
+    assert reads == pytest.approx(token) and writes == pytest.approx(token)
+    reads, writes, token, _ = seen['capacity']
+    assert writes == pytest.approx(token)
+    assert reads[0] / token[0] < 0.6 and (reads[1:] > token[1:]).all()
+    assert seen['capacity'][3] < seen['token'][3]
+    with pytest.raises(ValueError, match='read_routing'):
+        sm.SimConfig(read_routing='nearest')
+
+
 def test_shipped_traces_are_what_the_generator_makes(tmp_path):
     paths = tr.write_shipped(str(tmp_path))
     assert len(paths) == len(tr.SHIPPED)
