@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -38,10 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from cassandra import cluster as cql_cluster  # noqa: E402
 from cassandra import policies  # noqa: E402
+import localcloud  # noqa: E402
 
-from elastman.common import config as em_config  # noqa: E402
 from elastman.compute import base  # noqa: E402
-from elastman.compute import local  # noqa: E402
 
 
 def closed_loop(session, read, write, value, keys, concurrency, seconds):
@@ -161,25 +158,13 @@ def main(argv=None) -> int:
     parser.add_argument('--jmx-port-base', type=int, default=17300)
     args = parser.parse_args(argv)
 
-    conf = em_config.CONF
-    conf([], project='elastman', default_config_files=[])
-    state = tempfile.mkdtemp(prefix='elastman-bench-')
-    conf.set_override('state_path', state)
-    conf.set_override('flavor', args.flavors, 'local_cloud')
-    conf.set_override('network', args.network, 'local_cloud')
-    conf.set_override('jmx_port_base', args.jmx_port_base, 'local_cloud')
-    conf.set_override('cgroup_parent', 'elastman-bench', 'local_cloud')
-    conf.set_override('cpu_period_us', args.cpu_period_us, 'local_cloud')
-    driver = local.LocalDriver(conf)
     results = {}
-    try:
+    with localcloud.private_cloud(
+            'bench', args.flavors, args.network, args.jmx_port_base,
+            cpu_period_us=args.cpu_period_us) as (_conf, driver, _state):
         for text in args.flavors:
             name = text.split(':', 1)[0]
             results[name] = bench(driver, name, args)
-    finally:
-        for server in driver.list():
-            driver.delete(server.id)
-        shutil.rmtree(state, ignore_errors=True)
     print('\nhighest throughput with p99 <= %.0f ms:' % args.slo_ms)
     for name, rows in results.items():
         ok = [r[1] for r in rows if r[3] <= args.slo_ms]

@@ -40,9 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 import time
 import uuid
 
@@ -53,10 +51,10 @@ from cassandra import cluster as cql_cluster  # noqa: E402
 from cassandra import concurrent  # noqa: E402
 from cassandra import ConsistencyLevel  # noqa: E402
 from cassandra import policies  # noqa: E402
+import localcloud  # noqa: E402
 
 from elastman.cassandra import nodetool  # noqa: E402
 from elastman.cassandra import tokens  # noqa: E402
-from elastman.common import config as em_config  # noqa: E402
 from elastman.compute import base  # noqa: E402
 from elastman.compute import local  # noqa: E402
 
@@ -197,6 +195,64 @@ def report_pair(driver, tool, pair, started, timeout) -> None:
                   % (timeout, '\n      '.join(log_tail(driver, server.id))))
 
 
+def steps(args: argparse.Namespace, conf, driver: local.LocalDriver,
+          state: str) -> int:
+    """The three steps of the module's docstring."""
+    flavor = args.flavor.split(':')[0]
+    tag = {base.CLUSTER_TAG: str(uuid.uuid4())}
+    first = driver.create('join0', flavor, tag)
+    driver.node(first.id).wait_for_cql(args.timeout)
+    tool = nodetool.Nodetool(conf, first.jmx_host, first.jmx_port,
+                             log_dir=os.path.join(state, 'nodetool'))
+    load(first, args.rows, args.value_size)
+    print('first node %s UN, %d rows of %d bytes'
+          % (first.address, args.rows, args.value_size))
+
+    throttle(conf, driver, state, args.stream_mbps)
+    print('two servers one at a time:')
+    total = 0.0
+    for i in (() if args.only_concurrent else (1, 2)):
+        started = time.monotonic()
+        server = driver.create('join%d' % i, flavor, tag,
+                               seeds=[first.address])
+        took = wait_un(driver, tool, server, args.timeout)
+        total += took
+        print('  %s: UN %.1f s after its create' % (server.address, took))
+    print('  both: %.1f s' % total)
+
+    throttle(conf, driver, state, args.stream_mbps)
+    started = time.monotonic()
+    pair = [] if args.only_concurrent else [
+        driver.create('join%d' % i, flavor, tag, seeds=[first.address])
+        for i in (3, 4)]
+    print('two servers created back to back in %.1f s:'
+          % (time.monotonic() - started))
+    report_pair(driver, tool, pair, started, args.timeout)
+
+    throttle(conf, driver, state, args.stream_mbps)
+    started = time.monotonic()
+    pair = []
+    given = tokens.allocate(tool.ring_tokens(), 2,
+                            conf.local_cloud.num_tokens)
+    for i, mine in zip((5, 6), given):
+        if pair and args.stagger:
+            time.sleep(args.stagger)
+        pair.append(driver.create(
+            'join%d' % i, flavor,
+            {**tag, base.INITIAL_TOKENS: ','.join(map(str, mine))},
+            seeds=[first.address]))
+    print('two servers given their tokens, created %.1f s apart:'
+          % (time.monotonic() - started))
+    report_pair(driver, tool, pair, started, args.timeout)
+    print('ring:')
+    for node in tool.status():
+        print('  %s %s%s tokens %d owns %s' % (
+            node.address, node.status, node.state, node.tokens,
+            '?' if node.owns is None else '%.1f%%' % node.owns))
+    print('rows at ALL: %d of %d' % (count_rows(first), args.rows))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--rows', type=int, default=20000)
@@ -217,73 +273,9 @@ def main() -> int:
                     help='seconds between the creates of the concurrent '
                     'pair (step 3)')
     args = ap.parse_args()
-    conf = em_config.CONF
-    conf([], project='elastman', default_config_files=[])
-    state = tempfile.mkdtemp(prefix='elastman-joins-')
-    conf.set_override('state_path', state)
-    conf.set_override('flavor', [args.flavor], 'local_cloud')
-    conf.set_override('network', args.network, 'local_cloud')
-    conf.set_override('jmx_port_base', args.jmx_port_base, 'local_cloud')
-    conf.set_override('cgroup_parent', 'elastman-joins', 'local_cloud')
-    flavor = args.flavor.split(':')[0]
-    driver = local.LocalDriver(conf)
-    tag = {base.CLUSTER_TAG: str(uuid.uuid4())}
-    try:
-        first = driver.create('join0', flavor, tag)
-        driver.node(first.id).wait_for_cql(args.timeout)
-        tool = nodetool.Nodetool(conf, first.jmx_host, first.jmx_port,
-                                 log_dir=os.path.join(state, 'nodetool'))
-        load(first, args.rows, args.value_size)
-        print('first node %s UN, %d rows of %d bytes'
-              % (first.address, args.rows, args.value_size))
-
-        throttle(conf, driver, state, args.stream_mbps)
-        print('two servers one at a time:')
-        total = 0.0
-        for i in (() if args.only_concurrent else (1, 2)):
-            started = time.monotonic()
-            server = driver.create('join%d' % i, flavor, tag,
-                                   seeds=[first.address])
-            took = wait_un(driver, tool, server, args.timeout)
-            total += took
-            print('  %s: UN %.1f s after its create' % (server.address, took))
-        print('  both: %.1f s' % total)
-
-        throttle(conf, driver, state, args.stream_mbps)
-        started = time.monotonic()
-        pair = [] if args.only_concurrent else [
-            driver.create('join%d' % i, flavor, tag, seeds=[first.address])
-            for i in (3, 4)]
-        print('two servers created back to back in %.1f s:'
-              % (time.monotonic() - started))
-        report_pair(driver, tool, pair, started, args.timeout)
-
-        throttle(conf, driver, state, args.stream_mbps)
-        started = time.monotonic()
-        pair = []
-        given = tokens.allocate(tool.ring_tokens(), 2,
-                                conf.local_cloud.num_tokens)
-        for i, mine in zip((5, 6), given):
-            if pair and args.stagger:
-                time.sleep(args.stagger)
-            pair.append(driver.create(
-                'join%d' % i, flavor,
-                {**tag, base.INITIAL_TOKENS: ','.join(map(str, mine))},
-                seeds=[first.address]))
-        print('two servers given their tokens, created %.1f s apart:'
-              % (time.monotonic() - started))
-        report_pair(driver, tool, pair, started, args.timeout)
-        print('ring:')
-        for node in tool.status():
-            print('  %s %s%s tokens %d owns %s' % (
-                node.address, node.status, node.state, node.tokens,
-                '?' if node.owns is None else '%.1f%%' % node.owns))
-        print('rows at ALL: %d of %d' % (count_rows(first), args.rows))
-        return 0
-    finally:
-        for server in driver.list():
-            driver.delete(server.id)
-        shutil.rmtree(state, ignore_errors=True)
+    with localcloud.private_cloud('joins', [args.flavor], args.network,
+                                  args.jmx_port_base) as cloud:
+        return steps(args, *cloud)
 
 
 if __name__ == '__main__':

@@ -21,7 +21,7 @@ replica executed (the ``ReadLatency`` count of the table), the share it
 coordinated (``CoordinatorReadLatency``), its speculative retries, and
 the client's throughput and read p99 over the phase.
 
-    python3 tools/bench_read_routing.py [--records 20000] [--duration 90] \
+    python3 tools/bench_read_routing.py [--records 20000] [--duration 60] \
         [--load 0.5] [--cuts 1,0.5,0.25,0.1] [--client ycsb|python]
 
 The client is YCSB on elastman's binding (the DataStax Java driver 4 and
@@ -41,9 +41,7 @@ import argparse
 import dataclasses
 import os
 import random
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -53,11 +51,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(
 
 from cassandra import cluster as cql_cluster  # noqa: E402
 from cassandra import policies  # noqa: E402
+import localcloud  # noqa: E402
 
 from elastman.cassandra import nodetool  # noqa: E402
-from elastman.common import config as em_config  # noqa: E402
 from elastman.compute import base  # noqa: E402
-from elastman.compute import local  # noqa: E402
 from elastman.evaluation import ycsb  # noqa: E402
 from elastman.monitor import jmx  # noqa: E402
 
@@ -187,39 +184,10 @@ def share(values: list[int]) -> list[float]:
     return [v / total if total else 0.0 for v in values]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    ap.add_argument('--flavor', default='r:cpu=0.5,heap=384M')
-    ap.add_argument('--network', default='127.0.85.0/25')
-    ap.add_argument('--jmx-port-base', type=int, default=18200)
-    ap.add_argument('--records', type=int, default=20000)
-    ap.add_argument('--duration', type=float, default=90.0,
-                    help='seconds of each measured phase')
-    ap.add_argument('--load', type=float, default=0.5,
-                    help='the phases\' target, as a fraction of the '
-                    'unthrottled throughput measured first')
-    ap.add_argument('--cuts', default='1,0.5,0.25,0.1',
-                    help='the third node\'s CPU quota in each phase, as '
-                    'fractions of its flavour\'s')
-    ap.add_argument('--threads', type=int, default=32,
-                    help='YCSB\'s client threads')
-    ap.add_argument('--client', choices=('ycsb', 'python'), default='ycsb')
-    ap.add_argument('--rate', type=float, default=0.0,
-                    help='the phases\' reads per second (0: --load of the '
-                    'measured throughput)')
-    ap.add_argument('--timeout', type=float, default=300.0)
-    args = ap.parse_args()
+def measure(args: argparse.Namespace, conf, driver, state: str) -> int:
+    """Start the three nodes, load them, and run the phases."""
     cuts = [float(c) for c in args.cuts.split(',')]
-    conf = em_config.CONF
-    conf([], project='elastman', default_config_files=[])
-    state = tempfile.mkdtemp(prefix='elastman-routing-')
-    conf.set_override('state_path', state)
-    conf.set_override('flavor', [args.flavor], 'local_cloud')
-    conf.set_override('network', args.network, 'local_cloud')
-    conf.set_override('jmx_port_base', args.jmx_port_base, 'local_cloud')
-    conf.set_override('cgroup_parent', 'elastman-routing', 'local_cloud')
     flavor = args.flavor.split(':')[0]
-    driver = local.LocalDriver(conf)
     tag = {base.CLUSTER_TAG: str(uuid.uuid4())}
     bridge = jmx.JmxBridge(conf, timeout=20.0)
     reader = None
@@ -286,9 +254,33 @@ def main() -> int:
         if reader is not None:
             reader.close()
         bridge.close()
-        for server in driver.list():
-            driver.delete(server.id)
-        shutil.rmtree(state, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--flavor', default='r:cpu=0.5,heap=384M')
+    ap.add_argument('--network', default='127.0.85.0/25')
+    ap.add_argument('--jmx-port-base', type=int, default=18200)
+    ap.add_argument('--records', type=int, default=20000)
+    ap.add_argument('--duration', type=float, default=60.0,
+                    help='seconds of each measured phase')
+    ap.add_argument('--load', type=float, default=0.5,
+                    help='the phases\' target, as a fraction of the '
+                    'unthrottled throughput measured first')
+    ap.add_argument('--cuts', default='1,0.5,0.25,0.1',
+                    help='the third node\'s CPU quota in each phase, as '
+                    'fractions of its flavour\'s')
+    ap.add_argument('--threads', type=int, default=32,
+                    help='YCSB\'s client threads')
+    ap.add_argument('--client', choices=('ycsb', 'python'), default='ycsb')
+    ap.add_argument('--rate', type=float, default=0.0,
+                    help='the phases\' reads per second (0: --load of the '
+                    'measured throughput)')
+    ap.add_argument('--timeout', type=float, default=300.0)
+    args = ap.parse_args()
+    with localcloud.private_cloud('routing', [args.flavor], args.network,
+                                  args.jmx_port_base) as cloud:
+        return measure(args, *cloud)
 
 
 if __name__ == '__main__':
