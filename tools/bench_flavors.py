@@ -101,7 +101,7 @@ def bench(driver, flavor, args):
     try:
         node = driver.node(server.id)
         node.wait_for_cql(300)
-        group = driver._cgroup(server.id)
+        group = driver.cpu_cgroup(server.id)
         cluster = cql_cluster.Cluster(
             [server.address], protocol_version=5,
             load_balancing_policy=policies.RoundRobinPolicy())

@@ -202,7 +202,7 @@ def measure(args: argparse.Namespace, conf, driver, state: str) -> int:
                                    seeds=[servers[0].address])
             wait_un(tool, server, args.timeout)
             servers.append(server)
-        slow = driver._cgroup(servers[2].id)
+        slow = driver.cpu_cgroup(servers[2].id)
         if slow is None or slow.quota() is None:
             print('no cgroup CPU quota on this host: a node cannot be slowed')
             return 2

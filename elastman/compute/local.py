@@ -88,7 +88,10 @@ class LocalDriver(base.ComputeDriver):
             raise base.FlavorNotFound(id=name)
 
     # cgroups ----------------------------------------------------------------
-    def _cgroup(self, server_id: str) -> cgroups.CpuCgroup | None:
+    def cpu_cgroup(self, server_id: str) -> cgroups.CpuCgroup | None:
+        """The CPU cgroup of a server (its flavour's quota), or None where
+        ``[local_cloud] cgroup`` is ``none``.
+        """
         if self._cgroup_version is None:
             self._cgroup_version, self._cgroup_root = cgroups.detect(
                 self.opts.cgroup, self.opts.cgroup_root)
@@ -262,7 +265,7 @@ class LocalDriver(base.ComputeDriver):
         node = cassandra_node.LocalNode(self.conf, spec)
         wrapper = None
         if flavor.cpu:
-            group = self._cgroup(record['id'])
+            group = self.cpu_cgroup(record['id'])
             if group is not None:
                 group.create(flavor.cpu, self.opts.cpu_period_us)
                 wrapper = group.wrapper()
@@ -275,7 +278,7 @@ class LocalDriver(base.ComputeDriver):
         node = self.node(server_id)
         if not node.is_running():
             flavor = self.flavor(record['flavor'])
-            group = self._cgroup(server_id) if flavor.cpu else None
+            group = self.cpu_cgroup(server_id) if flavor.cpu else None
             if group is not None:
                 group.create(flavor.cpu, self.opts.cpu_period_us)
             node.start(cpu_wrapper=group.wrapper() if group else None)
@@ -289,7 +292,7 @@ class LocalDriver(base.ComputeDriver):
         if os.path.exists(os.path.join(path, 'node.json')):
             node = cassandra_node.LocalNode.load(self.conf, path)
             node.stop()
-        group = self._cgroup(server_id)
+        group = self.cpu_cgroup(server_id)
         if group is not None:
             group.remove()
         shutil.rmtree(path, ignore_errors=True)

@@ -152,7 +152,7 @@ def test_guard_scales_out_within_two_monitor_intervals(cluster, store, keyspace_
     actuator.start()
     load = load_mod.PacedLoad([s.address for s in cluster.servers], 'guardload',
                               READS, WRITES, SIZE, max_in_flight=200)
-    groups = [cluster.driver._cgroup(s.id) for s in cluster.servers]
+    groups = [cluster.driver.cpu_cgroup(s.id) for s in cluster.servers]
     quotas = [g.quota() if g is not None else None for g in groups]
     if not any(quotas):
         pytest.skip('no cgroup CPU quota on this host: the nodes cannot be slowed')

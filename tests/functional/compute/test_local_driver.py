@@ -41,7 +41,7 @@ def test_three_nodes_up_normal(cluster):
 
 
 def test_cpu_quota_applied(cluster):
-    group = cluster.driver._cgroup(cluster.servers[0].id)
+    group = cluster.driver.cpu_cgroup(cluster.servers[0].id)
     if group is None:
         pytest.skip('no cgroup hierarchy on this host')
     assert group.quota() == pytest.approx(1.0)
@@ -63,7 +63,7 @@ def test_add_decommission_delete_fourth_node(cluster):
     server = cluster.add(flavor='c05')
     try:
         assert server.flavor == 'c05'
-        group = cluster.driver._cgroup(server.id)
+        group = cluster.driver.cpu_cgroup(server.id)
         if group is not None:
             assert group.quota() == pytest.approx(0.5)
         status = {n.address: n for n in cluster.nodetool().status()}

@@ -272,8 +272,8 @@ def _stepped(mgr, node, node_row: dict) -> tuple[list[Step], float]:
     try:
         _log('load started')
         _warm_up(mgr, node_row)
-        node.driver._cgroup(node.servers[0].id).set_quota(CPU, CPU_PERIOD_US)
-        _log('quota %s CPU' % node.driver._cgroup(node.servers[0].id).quota())
+        node.driver.cpu_cgroup(node.servers[0].id).set_quota(CPU, CPU_PERIOD_US)
+        _log('quota %s CPU' % node.driver.cpu_cgroup(node.servers[0].id).quota())
         plateau = _plateau(mgr, node_row, offer)
         rates = [round(share * plateau) for share in STEP_SHARES]
         _log('plateau %.0f req/s: steps %s req/s' % (plateau, rates))
