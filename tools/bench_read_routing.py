@@ -30,10 +30,11 @@ in flight behind the others), or with ``--client python`` a paced reader on
 the Python driver's default policy (token-aware round robin, which does
 not look at a replica's speed).
 
-The simulator gives every VM the reads of its token share whatever its
-speed; "capacity share" is what each node would serve if reads went in
-proportion to token share times CPU quota (doc/source/slo-first.rst, "How
-reads reach a slow replica").
+"Capacity share" is what each node would serve if reads went in
+proportion to token share times CPU quota, as ``elastman-manage simulate
+--read-routing capacity`` sends them; ``token`` gives every VM its token
+share whatever its speed (doc/source/slo-first.rst, "How reads reach a
+slow replica").
 """
 from __future__ import annotations
 
