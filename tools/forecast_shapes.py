@@ -16,8 +16,9 @@ Each series is what ``elastman-manage forecast-eval`` scores (the same
 :func:`elastman.predictor.evaluate.evaluate_series`); this runs them all,
 two at a time, and prints one summary row per series: the best single
 forecaster and the default combination at one step (MAPE) and on the
-horizon's peak (MAPE, under- and over-forecast), and the coverage of the
-default's upper quantile. Series:
+horizon's peak (MAPE, under- and over-forecast), and the default's upper
+quantile: its coverage and its excess (how far above the actual peak it
+lies, on average, in percent). Series:
 
 * ``tools/traces/paper_shape.csv`` (read, write) and
   ``tools/traces/synthetic_shapes.csv`` (season 48), one point a minute;
@@ -126,7 +127,7 @@ def summary(name: str, res: Dict[str, Any]) -> Dict[str, Any]:
             'best_peak': bestp, 'best_peak_mape': fc[bestp]['peak_mape'],
             'default_peak_mape': d['peak_mape'],
             'default_under': d['peak_under'], 'default_over': d['peak_over'],
-            'coverage': d['coverage'],
+            'coverage': d['coverage'], 'excess': d['upper_excess'],
             'combinations': {k: {m: round(v, 3) for m, v in e.items()}
                              for k, e in res['combinations'].items()},
             'forecasters': {k: {m: round(v, 3) for m, v in e.items()}
@@ -184,10 +185,11 @@ def main(argv: List[str] = None) -> int:
         res = evaluate.evaluate_series(y, horizon=h, ensemble=e,
                                        paths=data['paths'])
         rows.append(summary(name, res))
-    fmt = '%-26s %4s %-15s %6s %6s %5s | %-15s %6s %6s %5s %5s %5s %5s'
+    fmt = ('%-26s %4s %-15s %6s %6s %5s | %-15s %6s %6s %5s %5s %5s %5s '
+           '%6s')
     print(fmt % ('series', 'h', 'best 1-step', 'MAPE', 'dflt', 'ratio',
                  'best peak', 'MAPE', 'dflt', 'ratio', 'under', 'over',
-                 'cover'))
+                 'cover', 'excess'))
     for r in rows:
         print(fmt % (r['series'], r['horizon'], r['best_1step'],
                      '%.2f' % r['best_1step_mape'],
@@ -197,7 +199,7 @@ def main(argv: List[str] = None) -> int:
                      '%.2f' % r['default_peak_mape'],
                      '%.3f' % (r['default_peak_mape'] / r['best_peak_mape']),
                      '%.2f' % r['default_under'], '%.2f' % r['default_over'],
-                     '%.1f' % r['coverage']))
+                     '%.1f' % r['coverage'], '%.1f' % r['excess']))
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(rows, f, indent=1)

@@ -25,8 +25,11 @@ errors are measured for each:
   A forecaster's peak is the highest value of its path; a combination's is
   its ``peak`` forecast.
 
-For a combination also the coverage of its upper quantile: the share of
-rounds whose actual peak stayed at or below the bound.
+For a combination also its upper quantile: the coverage, the share of
+rounds whose actual peak stayed at or below the bound, and the excess, the
+mean of how far the bound lies above the actual peak, in percent of that
+peak (below zero in a missed round). A bound reaches any coverage by being
+wide enough; the excess is what that width costs a plan made on it.
 
 Errors are measured on the rounds after a warm-up where every forecaster
 answered and the whole horizon lies within the trace, so the numbers compare
@@ -91,6 +94,18 @@ def under_over(actual: np.ndarray, predicted: np.ndarray) -> tuple:
     rel = (p[ok] - a[ok]) / np.abs(a[ok])
     return (float(np.mean(np.maximum(-rel, 0.0)) * 100),
             float(np.mean(np.maximum(rel, 0.0)) * 100))
+
+
+def upper_excess(actual: np.ndarray, bound: np.ndarray) -> float:
+    """Mean of how far ``bound`` lies above ``actual``, in percent of
+    ``actual`` (negative where the bound was below); NaN with no point.
+    """
+    a = np.asarray(actual, dtype=float)
+    b = np.asarray(bound, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(b) & (np.abs(a) > 1e-9)
+    if not ok.any():
+        return float('nan')
+    return float(np.mean(b[ok] / a[ok] - 1.0) * 100.0)
 
 
 def read_trace(path: str) -> Dict[str, np.ndarray]:
@@ -259,6 +274,7 @@ def evaluate_series(
         if k in upper:
             entry['coverage'] = (float(np.mean(ap <= upper[k][mask] + 1e-9))
                                  * 100 if mask.any() else float('nan'))
+            entry['upper_excess'] = upper_excess(ap, upper[k][mask])
             res['combinations'][k] = entry
         else:
             res['forecasters'][k] = entry
@@ -395,18 +411,21 @@ def format_result(column: str, res: Dict[str, Any]) -> str:
         '== %s: %d points, %d scored, horizon %d steps, %.1fs'
         % (column, res['points'], res['scored'], res['horizon'],
            res['seconds']),
-        '%-18s %8s %8s %9s %7s %7s %8s' % (
-            '', '1-step', '1-step', 'peak', 'peak', 'peak', 'upper'),
-        '%-18s %8s %8s %9s %7s %7s %8s' % (
+        '%-18s %8s %8s %9s %7s %7s %8s %8s' % (
+            '', '1-step', '1-step', 'peak', 'peak', 'peak', 'upper',
+            'upper'),
+        '%-18s %8s %8s %9s %7s %7s %8s %8s' % (
             'forecaster', 'MAPE %', 'sMAPE %', 'MAPE %', 'under', 'over',
-            'covers'),
+            'covers', 'excess'),
     ]
 
     def row(name: str, e: Dict[str, float]) -> str:
         cover = ('%7.1f%%' % e['coverage']) if 'coverage' in e else ''
-        return '%-18s %8.3f %8.3f %9.3f %7.3f %7.3f %8s' % (
+        excess = ('%7.1f%%' % e['upper_excess']) if 'upper_excess' in e \
+            else ''
+        return '%-18s %8.3f %8.3f %9.3f %7.3f %7.3f %8s %8s' % (
             name, e['mape'], e['smape'], e['peak_mape'], e['peak_under'],
-            e['peak_over'], cover)
+            e['peak_over'], cover, excess)
 
     for name, e in sorted(res['forecasters'].items(),
                           key=lambda kv: kv[1]['peak_mape']):

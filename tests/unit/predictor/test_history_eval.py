@@ -80,6 +80,29 @@ def test_mape_and_smape():
     assert evaluate.mape([0, 100], [5, 100]) == 0.0  # zero actuals skipped
 
 
+def test_upper_excess_is_the_bound_s_mean_gap_over_the_actual_peak():
+    # 20% above the first peak, 5% below the second (a miss)
+    assert evaluate.upper_excess([100, 200], [120, 190]) == pytest.approx(7.5)
+    assert evaluate.upper_excess([0, 100], [5, 110]) == pytest.approx(10.0)
+    assert np.isnan(evaluate.upper_excess([], []))
+
+
+def test_a_higher_upper_quantile_covers_more_at_a_wider_bound():
+    rng = np.random.default_rng(5)
+    y = 1000 + 50 * np.sin(np.arange(160) / 8.0) + rng.normal(0, 40, 160)
+    names = ['arima_010', 'arima_100']
+    paths = evaluate.replay(y, 6, names=names)
+    out = {}
+    for level in (0.5, 0.95):
+        e = ens.Ensemble(names=names, quantile=level, quantile_gamma=0.0)
+        res = evaluate.evaluate_series(y, horizon=6, ensemble=e, paths=paths,
+                                       rules=[e.mode])
+        out[level] = res['combinations'][e.mode]
+    assert out[0.95]['coverage'] > out[0.5]['coverage']
+    assert out[0.95]['upper_excess'] > out[0.5]['upper_excess'] + 1.0
+    assert 0.0 <= out[0.5]['coverage'] <= 100.0
+
+
 def _write_trace(path, n=120):
     rng = np.random.default_rng(3)
     read = 1000 + 10 * np.arange(n) + rng.normal(0, 10, n)
@@ -126,6 +149,10 @@ def test_run_reports_every_forecaster_and_plots(tmp_path):
     # forecaster that follows the trend gets within a few percent
     assert r['forecasters']['arima_010']['peak_mape'] < 5.0
     assert 0.0 <= r['combinations'][r['default']]['coverage'] <= 100.0
+    # the bound is never below the peak forecast, which is within a few
+    # percent of the actual peak here
+    assert r['combinations'][r['default']]['upper_excess'] > -5.0
+    assert all('upper_excess' not in e for e in r['forecasters'].values())
     # Too short for any forecaster at first: the last value is repeated.
     assert r['timeline'][0] == (1, 'last_value')
     assert r['timeline'][1][1] in list(r['forecasters']) + ['mean', 'median']
