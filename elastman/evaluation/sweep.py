@@ -88,6 +88,11 @@ def knob_settings(names: Sequence[str], values: dict[str, Sequence[float]] | Non
                 raise ValueError('policy %s has no knob to sweep' % name)
             out.append((name, None, None))
             continue
+        for v in values.get(name, ()):
+            try:
+                p.check_knob(float(v))
+            except ValueError as e:
+                raise ValueError('--values %s' % e) from None
         seconds: Sequence[float | None] = [None]
         if name in hysteresis:
             seconds = [float(v) for v in (hysteresis[name] or p.hysteresis_sweep)]

@@ -55,6 +55,10 @@ class Policy:
     #: :meth:`set_knob`), and the values it tries; None: a single point.
     knob: str | None = None
     sweep: tuple[float, ...] = ()
+    #: The knob's accepted values (inclusive) and what it measures, checked
+    #: before a sweep runs; None: the policy checks its own.
+    knob_range: tuple[float, float] | None = None
+    knob_unit: str = ''
 
     #: A second knob a sweep may cross with the first (``--hysteresis``): how
     #: far below its scale-out point the policy keeps its VMs (a scale-in
@@ -67,6 +71,16 @@ class Policy:
 
     def set_knob(self, value: float) -> None:
         self._set_setting(self.knob, value)
+
+    def check_knob(self, value: float) -> None:
+        """ValueError naming the knob when ``value`` is out of its range."""
+        if self.knob_range is None:
+            return
+        low, high = self.knob_range
+        if not low <= value <= high:
+            raise ValueError("%s=%g: policy %s's %s is %s, from %g to %g"
+                             % (self.name, value, self.name, self.knob,
+                                self.knob_unit or 'a value', low, high))
 
     def hysteresis_value(self) -> float | None:
         return self._setting(self.hysteresis) if self.hysteresis else None

@@ -50,6 +50,8 @@ class Reactive(Policy):
     #: the same fraction of it (half, by default)
     knob = 'high'
     sweep = (50.0, 60.0, 70.0, 80.0, 90.0)
+    knob_range = (1.0, 100.0)
+    knob_unit = 'a CPU percentage'
     #: the scale-in threshold as a fraction of the scale-out one
     hysteresis = 'low_ratio'
     hysteresis_sweep = (0.33, 0.5, 0.67)
@@ -103,6 +105,8 @@ class TargetTracking(Policy):
     period_s = 60.0
     knob = 'target'
     sweep = (30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0)
+    knob_range = (1.0, 100.0)
+    knob_unit = 'a CPU percentage'
     #: HPA's scale-down stabilisation window (seconds)
     hysteresis = 'stabilisation_s'
     hysteresis_sweep = (300.0, 900.0, 1800.0)

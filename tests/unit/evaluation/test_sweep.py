@@ -127,6 +127,17 @@ def test_a_second_knob_is_a_setting_of_its_own_in_the_rows_and_the_means(tmp_pat
     assert 'target' in sweep.format_table(mean) and '60/1800' in sweep.format_table(mean)
 
 
+@pytest.mark.parametrize('name,value', [('target', 0.6), ('target', 101),
+                                        ('reactive', 0.7), ('reactive', 0)])
+def test_a_percentage_knob_given_as_a_fraction_is_refused(name, value):
+    # target tracking at 0.6% asks for a hundred times the VMs
+    with pytest.raises(ValueError, match=r"--values %s=%g: policy %s's .* "
+                       r"is a CPU percentage, from 1 to 100"
+                       % (name, value, name)):
+        sweep.knob_settings([name], {name: [60, value]})
+    assert len(sweep.knob_settings([name], {name: [1, 100]})) == 3
+
+
 def test_parse_values_and_sizes():
     assert sweep.parse_values(['target=40,60', 'reactive=80']) == {
         'target': [40.0, 60.0], 'reactive': [80.0]}
