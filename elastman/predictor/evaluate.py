@@ -98,14 +98,11 @@ def under_over(actual: np.ndarray, predicted: np.ndarray) -> tuple:
 
 def upper_excess(actual: np.ndarray, bound: np.ndarray) -> float:
     """Mean of how far ``bound`` lies above ``actual``, in percent of
-    ``actual`` (negative where the bound was below); NaN with no point.
+    ``actual`` (a round below it counts against): the over-forecast less
+    the under-forecast of :func:`under_over`.
     """
-    a = np.asarray(actual, dtype=float)
-    b = np.asarray(bound, dtype=float)
-    ok = np.isfinite(a) & np.isfinite(b) & (np.abs(a) > 1e-9)
-    if not ok.any():
-        return float('nan')
-    return float(np.mean(b[ok] / a[ok] - 1.0) * 100.0)
+    under, over = under_over(actual, bound)
+    return over - under
 
 
 def read_trace(path: str) -> Dict[str, np.ndarray]:
